@@ -1,0 +1,9 @@
+// TODO(ops): Random op definitions.
+#include "graph/op_registry.h"
+#include "graph/ops/register_ops.h"
+
+namespace tsr {
+
+absl::Status RegisterRandomOps(OpRegistry& registry) { return absl::OkStatus(); }
+
+}  // namespace tsr

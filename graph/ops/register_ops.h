@@ -1,0 +1,43 @@
+// Registration of the built-in op set, one function per family (one file each).
+#ifndef TESSERA_GRAPH_OPS_REGISTER_OPS_H_
+#define TESSERA_GRAPH_OPS_REGISTER_OPS_H_
+
+#include "absl/status/status.h"
+
+namespace tsr {
+
+class OpRegistry;
+
+// Registers every family below.
+absl::Status RegisterBuiltinOps(OpRegistry& registry);
+
+// Constant, Identity, Placeholder, Variable.
+absl::Status RegisterSourceOps(OpRegistry& registry);
+// Add, Sub, Mul, Div, Pow, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal, Max, Min,
+// Equal, Less, Greater, Where, Cast, Clip.
+absl::Status RegisterElementwiseOps(OpRegistry& registry);
+// Relu, LeakyRelu, Gelu, Sigmoid, Tanh, Erf, Softplus, Silu.
+absl::Status RegisterActivationOps(OpRegistry& registry);
+// ReduceSum/Mean/Max/Min/Prod/L2, ArgMax.
+absl::Status RegisterReductionOps(OpRegistry& registry);
+// Dropout.
+absl::Status RegisterRandomOps(OpRegistry& registry);
+// MatMul, Gemm.
+absl::Status RegisterMatMulOps(OpRegistry& registry);
+// Conv, ConvTranspose.
+absl::Status RegisterConvOps(OpRegistry& registry);
+// MaxPool, AveragePool, GlobalAveragePool.
+absl::Status RegisterPoolOps(OpRegistry& registry);
+// BatchNormalization, LayerNormalization, Softmax, LogSoftmax.
+absl::Status RegisterNormalizationOps(OpRegistry& registry);
+// SoftmaxCrossEntropyLoss.
+absl::Status RegisterLossOps(OpRegistry& registry);
+// Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Concat, Split, Slice, Expand,
+// Pad, Tile, Shape, Range.
+absl::Status RegisterShapeOps(OpRegistry& registry);
+// Gather, GatherElements, ScatterElements, OneHot.
+absl::Status RegisterIndexingOps(OpRegistry& registry);
+
+}  // namespace tsr
+
+#endif  // TESSERA_GRAPH_OPS_REGISTER_OPS_H_
