@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# README command 2: installs what is needed, builds everything and runs the whole
+# test suite — CMake build + ctest, then `bazel test //...`. Ends with one line
+# "N passed, N failed" over both.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+START=$(date +%s)
+bash "$ROOT/scripts/install_deps.sh" || exit 1
+
+echo "== cmake build"
+bash "$ROOT/scripts/build.sh" || { echo "0 passed, 1 failed (cmake build)"; exit 1; }
+ccache -s 2>/dev/null | grep -E "Hits|Misses" | head -3 || true
+
+echo "== ctest"
+CTEST_LOG="$(mktemp)"
+ctest --test-dir "$ROOT/build" --output-on-failure -j "$(nproc)" 2>&1 | tee "$CTEST_LOG"
+ctest_total=$(grep -oE "out of [0-9]+" "$CTEST_LOG" | tail -1 | grep -oE "[0-9]+" || echo 0)
+ctest_failed=$(grep -oE "[0-9]+ tests failed" "$CTEST_LOG" | tail -1 | grep -oE "^[0-9]+" || echo 0)
+[[ -z "$ctest_total" ]] && ctest_total=0
+[[ -z "$ctest_failed" ]] && ctest_failed=0
+if [[ "$ctest_total" -eq 0 ]]; then ctest_failed=1; fi
+ctest_passed=$((ctest_total - ctest_failed))
+
+echo "== bazel test //..."
+BAZEL_LOG="$(mktemp)"
+bash "$ROOT/scripts/bazel_test.sh" 2>&1 | tee "$BAZEL_LOG"
+bazel_rc=${PIPESTATUS[0]}
+bazel_passed=$(grep -oE "^bazel: [0-9]+ passed" "$BAZEL_LOG" | grep -oE "[0-9]+" || echo 0)
+bazel_failed=$(grep -oE "^bazel: [0-9]+ passed, [0-9]+ failed" "$BAZEL_LOG" | grep -oE "[0-9]+ failed" | grep -oE "[0-9]+" || echo 0)
+[[ -z "$bazel_passed" ]] && bazel_passed=0
+[[ -z "$bazel_failed" ]] && bazel_failed=0
+if [[ $bazel_rc -ne 0 && $bazel_failed -eq 0 ]]; then bazel_failed=1; fi
+
+passed=$((ctest_passed + bazel_passed))
+failed=$((ctest_failed + bazel_failed))
+echo "ctest: $ctest_passed passed, $ctest_failed failed; bazel: $bazel_passed passed, $bazel_failed failed; $(( $(date +%s) - START )) s"
+echo "$passed passed, $failed failed"
+[[ $failed -eq 0 ]]
