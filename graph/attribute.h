@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <variant>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "graph/dtype.h"
 #include "graph/shape.h"
 #include "graph/tensor.h"

@@ -39,11 +39,11 @@ absl::StatusOr<DType> ParseDType(absl::string_view name) {
     DType dtype;
   };
   static constexpr Alias kAliases[] = {
-      {"f32", DType::kF32},   {"float32", DType::kF32},  {"float", DType::kF32},  {"f64", DType::kF64},
-      {"float64", DType::kF64}, {"double", DType::kF64}, {"f16", DType::kF16},    {"float16", DType::kF16},
-      {"half", DType::kF16},  {"bf16", DType::kBF16},    {"bfloat16", DType::kBF16}, {"i8", DType::kI8},
-      {"int8", DType::kI8},   {"u8", DType::kU8},        {"uint8", DType::kU8},   {"i32", DType::kI32},
-      {"int32", DType::kI32}, {"i64", DType::kI64},      {"int64", DType::kI64},  {"bool", DType::kBool},
+      {"f32", DType::kF32},     {"float32", DType::kF32}, {"float", DType::kF32},     {"f64", DType::kF64},
+      {"float64", DType::kF64}, {"double", DType::kF64},  {"f16", DType::kF16},       {"float16", DType::kF16},
+      {"half", DType::kF16},    {"bf16", DType::kBF16},   {"bfloat16", DType::kBF16}, {"i8", DType::kI8},
+      {"int8", DType::kI8},     {"u8", DType::kU8},       {"uint8", DType::kU8},      {"i32", DType::kI32},
+      {"int32", DType::kI32},   {"i64", DType::kI64},     {"int64", DType::kI64},     {"bool", DType::kBool},
   };
   for (const Alias& a : kAliases) {
     if (a.name == name) return a.dtype;
@@ -76,9 +76,7 @@ size_t DTypeSize(DType dtype) {
 bool IsValidDType(DType dtype) { return Contains(kAllDTypes, dtype); }
 bool IsFloating(DType dtype) { return Contains(kFloatDTypes, dtype); }
 bool IsInteger(DType dtype) { return Contains(kIntDTypes, dtype); }
-bool IsSignedInteger(DType dtype) {
-  return dtype == DType::kI8 || dtype == DType::kI32 || dtype == DType::kI64;
-}
+bool IsSignedInteger(DType dtype) { return dtype == DType::kI8 || dtype == DType::kI32 || dtype == DType::kI64; }
 bool Contains(absl::Span<const DType> set, DType dtype) {
   return std::find(set.begin(), set.end(), dtype) != set.end();
 }

@@ -77,13 +77,12 @@ absl::StatusOr<std::vector<TensorType>> Graph::InferredTypes(const Node& node) c
     const TensorType* t = TypeOf(ref);
     if (t == nullptr) {
       const Node* producer = this->node(ref.node);
-      return absl::InvalidArgumentError(
-          producer == nullptr
-              ? absl::StrCat("node '", node.name_, "' (", node.op_, "): input ", i, " refers to node id ", ref.node,
-                             ", which does not exist")
-              : absl::StrCat("node '", node.name_, "' (", node.op_, "): input ", i, " refers to '",
-                             TensorName(ref), "', but '", producer->name_, "' has ", producer->num_outputs(),
-                             " inferred outputs"));
+      return absl::InvalidArgumentError(producer == nullptr
+                                            ? absl::StrCat("node '", node.name_, "' (", node.op_, "): input ", i,
+                                                           " refers to node id ", ref.node, ", which does not exist")
+                                            : absl::StrCat("node '", node.name_, "' (", node.op_, "): input ", i,
+                                                           " refers to '", TensorName(ref), "', but '", producer->name_,
+                                                           "' has ", producer->num_outputs(), " inferred outputs"));
     }
     types.push_back(*t);
     values.push_back(ConstantValue(ref));
@@ -188,8 +187,8 @@ absl::StatusOr<std::vector<const Node*>> Graph::TopologicalOrder() const {
     std::vector<std::string> cycle(path.begin() + seen[cur], path.end());
     std::reverse(cycle.begin(), cycle.end());
     cycle.push_back(cycle.front());
-    return absl::FailedPreconditionError(absl::StrCat("the graph has a cycle through node '", nodes_[cur]->name_,
-                                                      "': ", absl::StrJoin(cycle, " -> ")));
+    return absl::FailedPreconditionError(
+        absl::StrCat("the graph has a cycle through node '", nodes_[cur]->name_, "': ", absl::StrJoin(cycle, " -> ")));
   }
   return order;
 }

@@ -128,7 +128,11 @@ OpDefBuilder& OpDefBuilder::Stateful() {
 InferenceContext::InferenceContext(const OpDef& def, absl::string_view node_name, const AttrMap& attrs,
                                    std::vector<std::optional<TensorType>> input_types,
                                    std::vector<const Tensor*> input_values)
-    : def_(def), node_name_(node_name), attrs_(attrs), inputs_(std::move(input_types)), values_(std::move(input_values)) {
+    : def_(def),
+      node_name_(node_name),
+      attrs_(attrs),
+      inputs_(std::move(input_types)),
+      values_(std::move(input_values)) {
   for (const AttrDef& a : def_.attrs) {
     if (a.default_value.has_value() && attrs_.find(a.name) == attrs_.end()) attrs_[a.name] = *a.default_value;
   }
@@ -219,7 +223,7 @@ absl::Status CheckInputs(const OpDef& def, const InferenceContext& ctx) {
   const int min = def.min_inputs();
   const int max = def.max_inputs();
   if (n < min || (max >= 0 && n > max)) {
-    std::string expected = max < 0 ? absl::StrCat("at least ", min)
+    std::string expected = max < 0      ? absl::StrCat("at least ", min)
                            : min == max ? absl::StrCat(min)
                                         : absl::StrCat(min, " to ", max);
     return ctx.Error(absl::StrCat("has ", n, " inputs but ", expected, " expected"));
@@ -248,9 +252,9 @@ absl::Status CheckInputs(const OpDef& def, const InferenceContext& ctx) {
     }
     auto [it, inserted] = bound.try_emplace(arg->type_var, t.dtype, i);
     if (!inserted && it->second.first != t.dtype) {
-      return ctx.Error(absl::StrCat("input ", i, " ('", arg->name, "') has dtype ", DTypeName(t.dtype),
-                                    " but input ", it->second.second, " has ", DTypeName(it->second.first),
-                                    "; they must match (type ", arg->type_var, ")"));
+      return ctx.Error(absl::StrCat("input ", i, " ('", arg->name, "') has dtype ", DTypeName(t.dtype), " but input ",
+                                    it->second.second, " has ", DTypeName(it->second.first), "; they must match (type ",
+                                    arg->type_var, ")"));
     }
   }
   return absl::OkStatus();

@@ -21,11 +21,11 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "graph/attribute.h"
 #include "graph/dtype.h"

@@ -26,12 +26,13 @@ OpRegistry& OpRegistry::Global() {
 
 absl::Status OpRegistry::Register(OpDef def) {
   if (def.name.empty()) return absl::InvalidArgumentError("op definition has no name");
-  if (ops_.contains(def.name)) return absl::AlreadyExistsError(absl::StrCat("op '", def.name, "' is already registered"));
+  if (ops_.contains(def.name))
+    return absl::AlreadyExistsError(absl::StrCat("op '", def.name, "' is already registered"));
   std::set<std::string> names;
   for (size_t i = 0; i < def.inputs.size(); ++i) {
     if (def.inputs[i].kind == ArgDef::Kind::kVariadic && i + 1 != def.inputs.size()) {
-      return absl::InvalidArgumentError(absl::StrCat("op '", def.name, "': variadic input '", def.inputs[i].name,
-                                                     "' must be the last input"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("op '", def.name, "': variadic input '", def.inputs[i].name, "' must be the last input"));
     }
   }
   for (const AttrDef& a : def.attrs) {

@@ -81,8 +81,7 @@ absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
       out[i] = da;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("shapes ", a.ToString(), " and ", b.ToString(),
-                                                     " cannot be broadcast (dimension ", i, ": ", da, " vs ", db,
-                                                     ")"));
+                                                     " cannot be broadcast (dimension ", i, ": ", da, " vs ", db, ")"));
     }
   }
   return Shape(std::move(out));

@@ -11,10 +11,10 @@
 #define TSR_CONCAT_INNER_(a, b) a##b
 #define TSR_CONCAT_(a, b) TSR_CONCAT_INNER_(a, b)
 
-#define TSR_RETURN_IF_ERROR(expr)                    \
-  do {                                               \
-    ::absl::Status tsr_status_ = (expr);             \
-    if (!tsr_status_.ok()) return tsr_status_;       \
+#define TSR_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    ::absl::Status tsr_status_ = (expr);       \
+    if (!tsr_status_.ok()) return tsr_status_; \
   } while (false)
 
 #define TSR_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
@@ -22,7 +22,6 @@
   if (!tmp.ok()) return std::move(tmp).status();   \
   lhs = std::move(tmp).value()
 
-#define TSR_ASSIGN_OR_RETURN(lhs, expr) \
-  TSR_ASSIGN_OR_RETURN_IMPL_(TSR_CONCAT_(tsr_statusor_, __LINE__), lhs, expr)
+#define TSR_ASSIGN_OR_RETURN(lhs, expr) TSR_ASSIGN_OR_RETURN_IMPL_(TSR_CONCAT_(tsr_statusor_, __LINE__), lhs, expr)
 
 #endif  // TESSERA_GRAPH_STATUS_MACROS_H_

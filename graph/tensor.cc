@@ -44,8 +44,8 @@ absl::StatusOr<Tensor> Tensor::Create(DType dtype, const Shape& shape) {
   t.num_elements_ = *n;
   t.buffer_ = AllocateAligned(bytes);
   if (t.buffer_ == nullptr) {
-    return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", bytes, " bytes for tensor ",
-                                                     t.type().ToString()));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot allocate ", bytes, " bytes for tensor ", t.type().ToString()));
   }
   t.data_ = t.buffer_.get();
   return t;
@@ -92,8 +92,8 @@ absl::StatusOr<Tensor> Tensor::Reshaped(const Shape& shape) const {
   absl::StatusOr<int64_t> n = shape.NumElements();
   if (!n.ok()) return n.status();
   if (*n != num_elements_) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot reshape ", type().ToString(), " (", num_elements_,
-                                                   " elements) to ", shape.ToString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot reshape ", type().ToString(), " (", num_elements_, " elements) to ", shape.ToString()));
   }
   Tensor t = *this;
   t.shape_ = shape;

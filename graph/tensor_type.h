@@ -18,9 +18,7 @@ struct TensorType {
 
   // "f32[N,784]"
   std::string ToString() const;
-  friend bool operator==(const TensorType& a, const TensorType& b) {
-    return a.dtype == b.dtype && a.shape == b.shape;
-  }
+  friend bool operator==(const TensorType& a, const TensorType& b) { return a.dtype == b.dtype && a.shape == b.shape; }
   friend bool operator!=(const TensorType& a, const TensorType& b) { return !(a == b); }
 };
 

@@ -20,9 +20,9 @@ absl::Status VerifyInputsExist(const Graph& g, const Node& n) {
           absl::StrCat(Where(n), ": input ", i, " refers to node id ", ref.node, ", which does not exist"));
     }
     if (ref.index < 0 || (producer->num_outputs() > 0 && ref.index >= producer->num_outputs())) {
-      return absl::InvalidArgumentError(absl::StrCat(Where(n), ": input ", i, " refers to output ", ref.index,
-                                                     " of '", producer->name(), "', which has ",
-                                                     producer->num_outputs(), " outputs"));
+      return absl::InvalidArgumentError(absl::StrCat(Where(n), ": input ", i, " refers to output ", ref.index, " of '",
+                                                     producer->name(), "', which has ", producer->num_outputs(),
+                                                     " outputs"));
     }
   }
   return absl::OkStatus();
@@ -35,8 +35,8 @@ absl::Status VerifySignature(const Graph& g) {
       return absl::InvalidArgumentError(absl::StrCat("signature input '", e.name, "' refers to a missing node"));
     }
     if (n->op() != "Placeholder") {
-      return absl::InvalidArgumentError(absl::StrCat("signature input '", e.name, "' refers to ", Where(*n),
-                                                     ", but inputs must be Placeholders"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("signature input '", e.name, "' refers to ", Where(*n), ", but inputs must be Placeholders"));
     }
   }
   for (const SignatureEntry& e : g.outputs()) {

@@ -5,8 +5,6 @@
 // is [C, M/group, k1, ..., kn]; both produce [N, M, ...]. The batch dimension may be
 // symbolic; channels, spatial sizes and the whole weight must be static.
 #include <algorithm>
-#include <initializer_list>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -21,15 +19,6 @@
 namespace tsr {
 
 namespace {
-
-// FLOP counts saturate instead of overflowing on absurd (e.g. fuzzed) shapes.
-int64_t SaturatingProduct(std::initializer_list<int64_t> factors) {
-  int64_t product = 1;
-  for (int64_t f : factors) {
-    if (__builtin_mul_overflow(product, f, &product)) return std::numeric_limits<int64_t>::max();
-  }
-  return product;
-}
 
 // The checks Conv and ConvTranspose share: ranks, a static weight, static channels,
 // a valid group, and kernel_shape (when given) agreeing with the weight. Returns the
@@ -112,13 +101,19 @@ absl::Status InferConv(InferenceContext& ctx) {
   return absl::OkStatus();
 }
 
+// prod(W.shape[1:]): the weights one element of Y (Conv) or of X (ConvTranspose)
+// meets. Inputs are validated (at most 2^40 elements), so this cannot overflow.
+int64_t WeightsPerElement(const InferenceContext& ctx) {
+  const Shape& w = ctx.input_shape(1);
+  int64_t n = 1;
+  for (int i = 1; i < w.rank(); ++i) n *= w.dim(i);
+  return n;
+}
+
 // Multiply-adds only: each output element reads C/group x prod(kernel) weights
 // (W is [M, C/group, k...]); the bias add is not counted.
 int64_t ConvFlops(const InferenceContext& ctx) {
-  const Shape& w = ctx.input_shape(1);
-  int64_t per_output = 1;
-  for (int i = 1; i < w.rank(); ++i) per_output *= w.dim(i);
-  return SaturatingProduct({2, OutputElements(ctx), per_output});
+  return SaturatingProduct({2, OutputElements(ctx), WeightsPerElement(ctx)});
 }
 
 absl::Status InferConvTranspose(InferenceContext& ctx) {
@@ -142,10 +137,7 @@ absl::Status InferConvTranspose(InferenceContext& ctx) {
 // Multiply-adds only: each input element is scattered through M/group x
 // prod(kernel) weights (W is [C, M/group, k...]).
 int64_t ConvTransposeFlops(const InferenceContext& ctx) {
-  const Shape& w = ctx.input_shape(1);
-  int64_t per_input = 1;
-  for (int i = 1; i < w.rank(); ++i) per_input *= w.dim(i);
-  return SaturatingProduct({2, ctx.input_shape(0).num_elements(), per_input});
+  return SaturatingProduct({2, ctx.input_shape(0).num_elements(), WeightsPerElement(ctx)});
 }
 
 // Attributes both convolutions take, with their ONNX defaults (the list-valued ones

@@ -89,10 +89,7 @@ absl::Status InferScatterElements(InferenceContext& ctx) {
 
 absl::Status InferOneHot(InferenceContext& ctx) {
   const Shape& indices = ctx.input_shape(0);
-  const Tensor* depth = ctx.input_value(1);
-  if (depth == nullptr) {
-    return ctx.Error("input 'depth' must be a constant (e.g. produced by a Constant node): it sets an output dim");
-  }
+  TSR_ASSIGN_OR_RETURN(const Tensor* depth, ConstantInput(ctx, 1, "it sets an output dim"));
   if (depth->num_elements() != 1 || depth->shape().rank() > 1) {
     return ctx.Error(
         absl::StrCat("input 'depth' must be a scalar (or hold one element) but has shape ", depth->shape().ToString()));
@@ -118,44 +115,40 @@ absl::Status InferOneHot(InferenceContext& ctx) {
 
 int64_t UpdateElements(const InferenceContext& ctx) { return ctx.input_shape(2).BindBatch(1).num_elements(); }
 
+// What Gather, GatherElements and ScatterElements share: the data, the indices into
+// it along 'axis', and an output of the data's dtype.
+OpDefBuilder AxisIndexingBuilder(std::string name, std::string summary) {
+  OpDefBuilder b(std::move(name));
+  b.Summary(std::move(summary))
+      .Input("data", "T")
+      .Input("indices", "Tind")
+      .Output("output", "T")
+      .TypeConstraint("T", kAllDTypes)
+      .TypeConstraint("Tind", kIndexDTypes)
+      .Attr("axis", AttrType::kInt, AttrValue::Int(0));
+  return b;
+}
+
 }  // namespace
 
 absl::Status RegisterIndexingOps(OpRegistry& registry) {
-  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("Gather")
-                                            .Summary("Takes the slices data[..., indices, ...] along 'axis'; the "
-                                                     "output is data.shape[:axis] + indices.shape + "
-                                                     "data.shape[axis+1:].")
-                                            .Input("data", "T")
-                                            .Input("indices", "Tind")
-                                            .Output("output", "T")
-                                            .TypeConstraint("T", kAllDTypes)
-                                            .TypeConstraint("Tind", kIndexDTypes)
-                                            .Attr("axis", AttrType::kInt, AttrValue::Int(0))
+  TSR_RETURN_IF_ERROR(registry.Register(AxisIndexingBuilder("Gather",
+                                                            "Takes the slices data[..., indices, ...] along 'axis'; "
+                                                            "the output is data.shape[:axis] + indices.shape + "
+                                                            "data.shape[axis+1:].")
                                             .Infer(InferGather)
                                             .Flops(PerOutputElement(1))
                                             .Build()));
-  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("GatherElements")
-                                            .Summary("out[i][j] = data[indices[i][j]][j] (for axis 0): an index per "
-                                                     "output element.")
-                                            .Input("data", "T")
-                                            .Input("indices", "Tind")
-                                            .Output("output", "T")
-                                            .TypeConstraint("T", kAllDTypes)
-                                            .TypeConstraint("Tind", kIndexDTypes)
-                                            .Attr("axis", AttrType::kInt, AttrValue::Int(0))
+  TSR_RETURN_IF_ERROR(registry.Register(AxisIndexingBuilder("GatherElements",
+                                                            "out[i][j] = data[indices[i][j]][j] (for axis 0): an "
+                                                            "index per output element.")
                                             .Infer(InferGatherElements)
                                             .Flops(PerOutputElement(1))
                                             .Build()));
-  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("ScatterElements")
-                                            .Summary("A copy of data with out[indices[i][j]][j] = updates[i][j] (for "
-                                                     "axis 0), combined by 'reduction'.")
-                                            .Input("data", "T")
-                                            .Input("indices", "Tind")
+  TSR_RETURN_IF_ERROR(registry.Register(AxisIndexingBuilder("ScatterElements",
+                                                            "A copy of data with out[indices[i][j]][j] = "
+                                                            "updates[i][j] (for axis 0), combined by 'reduction'.")
                                             .Input("updates", "T")
-                                            .Output("output", "T")
-                                            .TypeConstraint("T", kAllDTypes)
-                                            .TypeConstraint("Tind", kIndexDTypes)
-                                            .Attr("axis", AttrType::kInt, AttrValue::Int(0))
                                             .Attr("reduction", AttrType::kString, AttrValue::String("none"))
                                             .Infer(InferScatterElements)
                                             .Flops(UpdateElements)

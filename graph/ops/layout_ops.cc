@@ -14,33 +14,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "graph/op_registry.h"
 #include "graph/ops/op_helpers.h"
 #include "graph/status_macros.h"
 
 namespace tsr {
-
-std::string IntsToString(const std::vector<int64_t>& values) {
-  return absl::StrCat("[", absl::StrJoin(values, ","), "]");
-}
-
-absl::StatusOr<std::vector<int64_t>> ReadConstantInts(const InferenceContext& ctx, int i) {
-  const auto& args = ctx.op_def().inputs;
-  const std::string name = i < static_cast<int>(args.size()) ? args[i].name : absl::StrCat(i);
-  const Tensor* value = ctx.input_value(i);
-  if (value == nullptr) {
-    return ctx.Error(absl::StrCat("input '", name, "' must be a constant (e.g. produced by a Constant node)"));
-  }
-  if (ctx.input_rank(i) != 1 || value->shape().rank() != 1) {
-    return ctx.Error(absl::StrCat("input '", name, "' must be 1-D but has shape ", value->shape().ToString()));
-  }
-  if (value->dtype() != DType::kI64 && value->dtype() != DType::kI32) {
-    return ctx.Error(
-        absl::StrCat("input '", name, "' holds ", DTypeName(value->dtype()), " values but i32 or i64 is required"));
-  }
-  return value->ToInt64Vector();
-}
 
 namespace {
 

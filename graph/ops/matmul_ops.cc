@@ -6,8 +6,6 @@
 // symbolic K, since a symbolic K against a static one would tie the batch size to a
 // weight shape.
 #include <algorithm>
-#include <initializer_list>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,15 +21,6 @@ namespace tsr {
 namespace {
 
 constexpr DType kMatMulDTypes[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI32, DType::kI64};
-
-// FLOP counts saturate instead of overflowing on absurd (e.g. fuzzed) shapes.
-int64_t SaturatingProduct(std::initializer_list<int64_t> factors) {
-  int64_t product = 1;
-  for (int64_t f : factors) {
-    if (__builtin_mul_overflow(product, f, &product)) return std::numeric_limits<int64_t>::max();
-  }
-  return product;
-}
 
 absl::Status InferMatMul(InferenceContext& ctx) {
   const Shape& a = ctx.input_shape(0);
@@ -68,15 +57,9 @@ int64_t MatMulFlops(const InferenceContext& ctx) {
   return SaturatingProduct({2, OutputElements(ctx), a.dim(a.rank() - 1)});
 }
 
-absl::Status CheckFlag(const InferenceContext& ctx, absl::string_view name) {
-  const int64_t v = ctx.GetInt(name);
-  if (v != 0 && v != 1) return ctx.Error(absl::StrCat("attribute '", name, "' is ", v, " but must be 0 or 1"));
-  return absl::OkStatus();
-}
-
 absl::Status InferGemm(InferenceContext& ctx) {
-  TSR_RETURN_IF_ERROR(CheckFlag(ctx, "transA"));
-  TSR_RETURN_IF_ERROR(CheckFlag(ctx, "transB"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "transA"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "transB"));
   const Shape& a = ctx.input_shape(0);
   const Shape& b = ctx.input_shape(1);
   for (int i = 0; i < 2; ++i) {

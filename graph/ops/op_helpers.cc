@@ -1,11 +1,25 @@
-// Shared shape functions and FLOP estimates.
+// Shared shape functions, FLOP estimates and checks.
 #include "graph/ops/op_helpers.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/status_macros.h"
 
 namespace tsr {
+
+namespace {
+
+// The OpDef name of input `i` ("shape"), or its index past the declared inputs
+// (the slots of a variadic input).
+std::string InputName(const InferenceContext& ctx, int i) {
+  const std::vector<ArgDef>& args = ctx.op_def().inputs;
+  return i < static_cast<int>(args.size()) ? args[i].name : absl::StrCat(i);
+}
+
+}  // namespace
 
 absl::Status SameAsFirstInput(InferenceContext& ctx) {
   ctx.set_output(0, ctx.input(0));
@@ -37,6 +51,44 @@ int64_t OutputElements(const InferenceContext& ctx, int i) {
 
 FlopsFn PerOutputElement(int64_t per_element) {
   return [per_element](const InferenceContext& ctx) { return per_element * OutputElements(ctx, 0); };
+}
+
+int64_t SaturatingProduct(std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t f : factors) {
+    if (__builtin_mul_overflow(product, f, &product)) return std::numeric_limits<int64_t>::max();
+  }
+  return product;
+}
+
+absl::Status CheckFlagAttr(const InferenceContext& ctx, absl::string_view name) {
+  const int64_t v = ctx.GetInt(name);
+  if (v != 0 && v != 1) return ctx.Error(absl::StrCat("attribute '", name, "' is ", v, " but must be 0 or 1"));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const Tensor*> ConstantInput(const InferenceContext& ctx, int i, absl::string_view why) {
+  const Tensor* value = ctx.input_value(i);
+  if (value != nullptr) return value;
+  return ctx.Error(absl::StrCat("input '", InputName(ctx, i), "' must be a constant (e.g. produced by a Constant node)",
+                                why.empty() ? "" : ": ", why));
+}
+
+absl::StatusOr<std::vector<int64_t>> ReadConstantInts(const InferenceContext& ctx, int i) {
+  TSR_ASSIGN_OR_RETURN(const Tensor* value, ConstantInput(ctx, i));
+  const Tensor& t = *value;
+  if (ctx.input_rank(i) != 1 || t.shape().rank() != 1) {
+    return ctx.Error(absl::StrCat("input '", InputName(ctx, i), "' must be 1-D but has shape ", t.shape().ToString()));
+  }
+  if (t.dtype() != DType::kI64 && t.dtype() != DType::kI32) {
+    return ctx.Error(absl::StrCat("input '", InputName(ctx, i), "' holds ", DTypeName(t.dtype()),
+                                  " values but i32 or i64 is required"));
+  }
+  return t.ToInt64Vector();
+}
+
+std::string IntsToString(const std::vector<int64_t>& values) {
+  return absl::StrCat("[", absl::StrJoin(values, ","), "]");
 }
 
 absl::StatusOr<std::vector<int>> NormalizeAxes(const InferenceContext& ctx, const std::vector<int64_t>& axes,

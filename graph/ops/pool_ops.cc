@@ -4,8 +4,6 @@
 //
 // Batch and channel dimensions pass through (either may be symbolic); windowed pools
 // need static spatial sizes.
-#include <initializer_list>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,26 +22,11 @@ namespace {
 constexpr DType kMaxPoolDTypes[] = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8, DType::kU8};
 constexpr DType kIndicesDTypes[] = {DType::kI64};
 
-// FLOP counts saturate instead of overflowing on absurd (e.g. fuzzed) shapes.
-int64_t SaturatingProduct(std::initializer_list<int64_t> factors) {
-  int64_t product = 1;
-  for (int64_t f : factors) {
-    if (__builtin_mul_overflow(product, f, &product)) return std::numeric_limits<int64_t>::max();
-  }
-  return product;
-}
-
 absl::Status CheckPoolInput(const InferenceContext& ctx) {
   if (ctx.input_rank(0) < 3) {
     return ctx.Error(absl::StrCat("input 0 ('X') has shape ", ctx.input_shape(0).ToString(),
                                   " but [N,C,D1,...] with at least one spatial dimension is required"));
   }
-  return absl::OkStatus();
-}
-
-absl::Status CheckFlag(const InferenceContext& ctx, absl::string_view name) {
-  const int64_t v = ctx.GetInt(name);
-  if (v != 0 && v != 1) return ctx.Error(absl::StrCat("attribute '", name, "' is ", v, " but must be 0 or 1"));
   return absl::OkStatus();
 }
 
@@ -70,8 +53,8 @@ absl::StatusOr<Shape> InferWindowedPool(const InferenceContext& ctx) {
 }
 
 absl::Status InferMaxPool(InferenceContext& ctx) {
-  TSR_RETURN_IF_ERROR(CheckFlag(ctx, "ceil_mode"));
-  TSR_RETURN_IF_ERROR(CheckFlag(ctx, "storage_order"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "ceil_mode"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "storage_order"));
   TSR_ASSIGN_OR_RETURN(Shape out, InferWindowedPool(ctx));
   ctx.set_output(0, ctx.input_dtype(0), out);
   ctx.set_output(1, DType::kI64, std::move(out));
@@ -79,8 +62,8 @@ absl::Status InferMaxPool(InferenceContext& ctx) {
 }
 
 absl::Status InferAveragePool(InferenceContext& ctx) {
-  TSR_RETURN_IF_ERROR(CheckFlag(ctx, "ceil_mode"));
-  TSR_RETURN_IF_ERROR(CheckFlag(ctx, "count_include_pad"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "ceil_mode"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "count_include_pad"));
   TSR_ASSIGN_OR_RETURN(Shape out, InferWindowedPool(ctx));
   ctx.set_output(0, ctx.input_dtype(0), std::move(out));
   return absl::OkStatus();

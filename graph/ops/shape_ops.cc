@@ -257,32 +257,26 @@ absl::StatusOr<int64_t> RangeLength(const InferenceContext& ctx, T start, T limi
 }
 
 absl::Status InferRange(InferenceContext& ctx) {
-  const char* names[] = {"start", "limit", "delta"};
+  const Tensor* args[3];  // start, limit, delta
   for (int i = 0; i < 3; ++i) {
-    if (ctx.input_value(i) == nullptr) {
-      return ctx.Error(absl::StrCat("input '", names[i], "' must be a constant (e.g. produced by a Constant node): ",
-                                    "the output length depends on it"));
-    }
-    if (ctx.input_rank(i) != 0 || ctx.input_value(i)->num_elements() != 1) {
-      return ctx.Error(
-          absl::StrCat("input '", names[i], "' must be a scalar but has shape ", ctx.input_shape(i).ToString()));
+    TSR_ASSIGN_OR_RETURN(args[i], ConstantInput(ctx, i, "the output length depends on it"));
+    if (ctx.input_rank(i) != 0 || args[i]->num_elements() != 1) {
+      return ctx.Error(absl::StrCat("input '", ctx.op_def().inputs[i].name, "' must be a scalar but has shape ",
+                                    ctx.input_shape(i).ToString()));
     }
   }
   const DType dtype = ctx.input_dtype(0);
   absl::StatusOr<int64_t> n;
   switch (dtype) {
     case DType::kF32:
-      n = RangeLength<float>(ctx, static_cast<float>(ctx.input_value(0)->GetAsDouble(0)),
-                             static_cast<float>(ctx.input_value(1)->GetAsDouble(0)),
-                             static_cast<float>(ctx.input_value(2)->GetAsDouble(0)));
+      n = RangeLength<float>(ctx, static_cast<float>(args[0]->GetAsDouble(0)),
+                             static_cast<float>(args[1]->GetAsDouble(0)), static_cast<float>(args[2]->GetAsDouble(0)));
       break;
     case DType::kF64:
-      n = RangeLength<double>(ctx, ctx.input_value(0)->GetAsDouble(0), ctx.input_value(1)->GetAsDouble(0),
-                              ctx.input_value(2)->GetAsDouble(0));
+      n = RangeLength<double>(ctx, args[0]->GetAsDouble(0), args[1]->GetAsDouble(0), args[2]->GetAsDouble(0));
       break;
     default:
-      n = RangeLength<int64_t>(ctx, ctx.input_value(0)->GetAsInt64(0), ctx.input_value(1)->GetAsInt64(0),
-                               ctx.input_value(2)->GetAsInt64(0));
+      n = RangeLength<int64_t>(ctx, args[0]->GetAsInt64(0), args[1]->GetAsInt64(0), args[2]->GetAsInt64(0));
       break;
   }
   if (!n.ok()) return n.status();

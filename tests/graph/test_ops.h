@@ -47,11 +47,8 @@ inline const OpRegistry& TestRegistry() {
                             .Output("y", "T")
                             .Infer(SameAsFirstInput)
                             .Build());
-    (void)reg->Register(OpDefBuilder("Cat")
-                            .VariadicInput("xs", "T", 2)
-                            .Output("y", "T")
-                            .Infer(SameAsFirstInput)
-                            .Build());
+    (void)reg->Register(
+        OpDefBuilder("Cat").VariadicInput("xs", "T", 2).Output("y", "T").Infer(SameAsFirstInput).Build());
     return reg;
   }();
   return *r;

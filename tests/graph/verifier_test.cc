@@ -1,7 +1,7 @@
 // Graph::Verify and the generic checks every op gets (attributes, input counts,
 // type constraints, optional and variadic inputs).
-#include "gtest/gtest.h"
 #include "graph/graph.h"
+#include "gtest/gtest.h"
 #include "tests/graph/test_ops.h"
 
 namespace tsr {
@@ -127,8 +127,7 @@ TEST(OpRegistryTest, RejectsMalformedDefinitions) {
                               .Infer(SameAsFirstInput)
                               .Build())
                    .ok());
-  ASSERT_TRUE(
-      r.Register(OpDefBuilder("Ok").Input("x", "T").Output("y", "T").Infer(SameAsFirstInput).Build()).ok());
+  ASSERT_TRUE(r.Register(OpDefBuilder("Ok").Input("x", "T").Output("y", "T").Infer(SameAsFirstInput).Build()).ok());
   EXPECT_EQ(r.Register(OpDefBuilder("Ok").Input("x", "T").Output("y", "T").Infer(SameAsFirstInput).Build()).code(),
             absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(r.OpNames(), std::vector<std::string>{"Ok"});

@@ -2,11 +2,8 @@
 #include <optional>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "graph/op_def.h"
-#include "graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "tests/graph/ops/op_test_util.h"
 
@@ -14,39 +11,13 @@ namespace tsr {
 namespace {
 
 using ::tsr::testing::F32;
-using ::tsr::testing::Infer;
+using ::tsr::testing::Flops;
 using ::tsr::testing::Infer1;
+using ::tsr::testing::Ints;
+using ::tsr::testing::IsInvalidWith;
+using ::tsr::testing::Yields;
 
 constexpr int64_t kN = kBatchDim;
-
-MATCHER_P(Yields, expected, absl::StrCat("yields ", expected.ToString())) {
-  if (!arg.ok()) {
-    *result_listener << "fails: " << arg.status().message();
-    return false;
-  }
-  *result_listener << "yields " << arg->ToString();
-  return *arg == expected;
-}
-
-MATCHER_P(IsInvalidWith, needle, absl::StrCat("fails with InvalidArgument containing \"", needle, "\"")) {
-  if (arg.ok()) {
-    *result_listener << "succeeds";
-    return false;
-  }
-  *result_listener << "fails: " << arg.status();
-  return arg.status().code() == absl::StatusCode::kInvalidArgument && absl::StrContains(arg.status().message(), needle);
-}
-
-// Infers, then estimates the FLOPs of one node.
-int64_t Flops(absl::string_view op, std::vector<std::optional<TensorType>> inputs, AttrMap attrs = {}) {
-  absl::StatusOr<std::vector<TensorType>> out = Infer(op, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  if (!out.ok()) return -1;
-  std::vector<const Tensor*> values(inputs.size(), nullptr);
-  return EstimateFlops(*OpRegistry::Global().Find(op), "n", attrs, std::move(inputs), std::move(values), *out);
-}
-
-AttrValue Ints(std::vector<int64_t> v) { return AttrValue::Ints(std::move(v)); }
 
 TEST(ConvTest, LeNetLayerPropagatesTheBatchDim) {
   EXPECT_THAT(Infer1("Conv", {F32({kN, 1, 28, 28}), F32({6, 1, 5, 5})}), Yields(F32({kN, 6, 24, 24})));

@@ -4,10 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "graph/op_def.h"
-#include "graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "tests/graph/ops/op_test_util.h"
 
@@ -15,41 +13,14 @@ namespace tsr {
 namespace {
 
 using ::tsr::testing::F32;
+using ::tsr::testing::FailsWith;
+using ::tsr::testing::Flops;
 using ::tsr::testing::I64;
-using ::tsr::testing::Infer;
 using ::tsr::testing::Infer1;
+using ::tsr::testing::Str;
+using ::tsr::testing::T;
 
 constexpr int64_t N = kBatchDim;
-
-TensorType T(DType dtype, Shape shape) { return TensorType(dtype, std::move(shape)); }
-
-// "f32[N,5]", or "error: <message>" so that a failure shows what inference said.
-std::string Str(const absl::StatusOr<TensorType>& r) {
-  return r.ok() ? r->ToString() : absl::StrCat("error: ", r.status().message());
-}
-
-// Inference failed with InvalidArgument, naming node 'n' and `op`, and saying `needle`.
-template <typename V>
-::testing::AssertionResult FailsWith(const absl::StatusOr<V>& r, absl::string_view op, absl::string_view needle) {
-  if (r.ok()) return ::testing::AssertionFailure() << "inference succeeded";
-  const std::string msg(r.status().message());
-  const std::string node = absl::StrCat("node 'n' (", op, "): ");
-  if (r.status().code() != absl::StatusCode::kInvalidArgument || !absl::StartsWith(msg, node) ||
-      !absl::StrContains(msg, needle)) {
-    return ::testing::AssertionFailure() << r.status() << " does not start with \"" << node << "\" and say \"" << needle
-                                         << "\"";
-  }
-  return ::testing::AssertionSuccess();
-}
-
-// FLOPs of a node after inference; -1 when inference fails.
-int64_t Flops(absl::string_view op, std::vector<std::optional<TensorType>> inputs, AttrMap attrs = {},
-              std::vector<const Tensor*> values = {}) {
-  absl::StatusOr<std::vector<TensorType>> out = Infer(op, inputs, attrs, values);
-  if (!out.ok()) return -1;
-  values.resize(inputs.size(), nullptr);
-  return EstimateFlops(*OpRegistry::Global().Find(op), "n", attrs, std::move(inputs), std::move(values), *out);
-}
 
 // ---------------------------------------------------------------------------
 // Add, Sub, Mul, Div share one definition shape.

@@ -2,13 +2,9 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "graph/op_def.h"
-#include "graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "tests/graph/ops/op_test_util.h"
 
@@ -16,42 +12,15 @@ namespace tsr {
 namespace {
 
 using ::tsr::testing::F32;
+using ::tsr::testing::FailsWith;
+using ::tsr::testing::Flops;
 using ::tsr::testing::I64;
-using ::tsr::testing::Infer;
 using ::tsr::testing::Infer1;
+using ::tsr::testing::Str;
 
 constexpr int64_t N = kBatchDim;
 
 TensorType I32(Shape s) { return TensorType(DType::kI32, std::move(s)); }
-
-// "f32[N,5]", or "error: <message>" so that a failure shows what inference said.
-std::string Str(const absl::StatusOr<TensorType>& r) {
-  return r.ok() ? r->ToString() : absl::StrCat("error: ", r.status().message());
-}
-
-// Inference failed with InvalidArgument, naming node 'n' and `op`, and saying `needle`.
-::testing::AssertionResult FailsWith(const absl::StatusOr<TensorType>& r, absl::string_view op,
-                                     absl::string_view needle) {
-  if (r.ok()) return ::testing::AssertionFailure() << "inference succeeded: " << r->ToString();
-  const std::string msg(r.status().message());
-  const std::string node = absl::StrCat("node 'n' (", op, "): ");
-  if (r.status().code() != absl::StatusCode::kInvalidArgument || !absl::StartsWith(msg, node) ||
-      !absl::StrContains(msg, needle)) {
-    return ::testing::AssertionFailure() << r.status() << " does not start with \"" << node << "\" and say \"" << needle
-                                         << "\"";
-  }
-  return ::testing::AssertionSuccess();
-}
-
-// FLOPs of `op` on `inputs` (no constant inputs), after inference.
-int64_t Flops(absl::string_view op, std::vector<std::optional<TensorType>> inputs, AttrMap attrs = {},
-              std::vector<const Tensor*> values = {}) {
-  values.resize(inputs.size(), nullptr);
-  absl::StatusOr<std::vector<TensorType>> out = Infer(op, inputs, attrs, values);
-  EXPECT_TRUE(out.ok()) << out.status();
-  if (!out.ok()) return -1;
-  return EstimateFlops(*OpRegistry::Global().Find(op), "n", attrs, inputs, values, *out);
-}
 
 AttrMap Axis(int64_t axis) { return {{"axis", AttrValue::Int(axis)}}; }
 

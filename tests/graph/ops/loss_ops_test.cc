@@ -1,13 +1,8 @@
 // Shape/dtype inference and FLOP estimates of SoftmaxCrossEntropyLoss.
-#include <optional>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "graph/op_def.h"
-#include "graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "tests/graph/ops/op_test_util.h"
 
@@ -15,32 +10,13 @@ namespace tsr {
 namespace {
 
 using ::tsr::testing::F32;
+using ::tsr::testing::Flops;
 using ::tsr::testing::I64;
 using ::tsr::testing::Infer;
+using ::tsr::testing::IsInvalidWith;
+using ::tsr::testing::YieldsAll;
 
 constexpr int64_t kN = kBatchDim;
-
-std::string TypesToString(const std::vector<TensorType>& types) {
-  return absl::StrJoin(types, ", ", [](std::string* out, const TensorType& t) { out->append(t.ToString()); });
-}
-
-MATCHER_P(YieldsAll, expected, absl::StrCat("yields ", TypesToString(expected))) {
-  if (!arg.ok()) {
-    *result_listener << "fails: " << arg.status().message();
-    return false;
-  }
-  *result_listener << "yields " << TypesToString(*arg);
-  return *arg == expected;
-}
-
-MATCHER_P(IsInvalidWith, needle, absl::StrCat("fails with InvalidArgument containing \"", needle, "\"")) {
-  if (arg.ok()) {
-    *result_listener << "succeeds";
-    return false;
-  }
-  *result_listener << "fails: " << arg.status();
-  return arg.status().code() == absl::StatusCode::kInvalidArgument && absl::StrContains(arg.status().message(), needle);
-}
 
 constexpr char kLoss[] = "SoftmaxCrossEntropyLoss";
 
@@ -99,10 +75,7 @@ TEST(SoftmaxCrossEntropyLossTest, AttributeErrors) {
 }
 
 TEST(SoftmaxCrossEntropyLossTest, FlopsCoverTheLogSoftmaxAndTheLabels) {
-  std::vector<std::optional<TensorType>> inputs = {F32({kN, 10}), I64({kN})};
-  absl::StatusOr<std::vector<TensorType>> out = Infer(kLoss, inputs);
-  ASSERT_TRUE(out.ok()) << out.status();
-  EXPECT_EQ(EstimateFlops(*OpRegistry::Global().Find(kLoss), "n", {}, inputs, {nullptr, nullptr}, *out), 5 * 10 + 3);
+  EXPECT_EQ(Flops(kLoss, {F32({kN, 10}), I64({kN})}), 5 * 10 + 3);
 }
 
 }  // namespace

@@ -1,12 +1,8 @@
 // Shape/dtype inference and FLOP estimates of MatMul and Gemm.
-#include <optional>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "graph/op_def.h"
-#include "graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "tests/graph/ops/op_test_util.h"
 
@@ -14,37 +10,12 @@ namespace tsr {
 namespace {
 
 using ::tsr::testing::F32;
-using ::tsr::testing::Infer;
+using ::tsr::testing::Flops;
 using ::tsr::testing::Infer1;
+using ::tsr::testing::IsInvalidWith;
+using ::tsr::testing::Yields;
 
 constexpr int64_t kN = kBatchDim;
-
-MATCHER_P(Yields, expected, absl::StrCat("yields ", expected.ToString())) {
-  if (!arg.ok()) {
-    *result_listener << "fails: " << arg.status().message();
-    return false;
-  }
-  *result_listener << "yields " << arg->ToString();
-  return *arg == expected;
-}
-
-MATCHER_P(IsInvalidWith, needle, absl::StrCat("fails with InvalidArgument containing \"", needle, "\"")) {
-  if (arg.ok()) {
-    *result_listener << "succeeds";
-    return false;
-  }
-  *result_listener << "fails: " << arg.status();
-  return arg.status().code() == absl::StatusCode::kInvalidArgument && absl::StrContains(arg.status().message(), needle);
-}
-
-// Infers, then estimates the FLOPs of one node.
-int64_t Flops(absl::string_view op, std::vector<std::optional<TensorType>> inputs, AttrMap attrs = {}) {
-  absl::StatusOr<std::vector<TensorType>> out = Infer(op, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  if (!out.ok()) return -1;
-  std::vector<const Tensor*> values(inputs.size(), nullptr);
-  return EstimateFlops(*OpRegistry::Global().Find(op), "n", attrs, std::move(inputs), std::move(values), *out);
-}
 
 TEST(MatMulTest, DensePropagatesTheBatchDim) {
   EXPECT_THAT(Infer1("MatMul", {F32({kN, 784}), F32({784, 256})}), Yields(F32({kN, 256})));

@@ -3,12 +3,8 @@
 #include <optional>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "graph/op_def.h"
-#include "graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "tests/graph/ops/op_test_util.h"
 
@@ -16,52 +12,15 @@ namespace tsr {
 namespace {
 
 using ::tsr::testing::F32;
+using ::tsr::testing::Flops;
 using ::tsr::testing::Infer;
 using ::tsr::testing::Infer1;
+using ::tsr::testing::IsInvalidWith;
+using ::tsr::testing::T;
+using ::tsr::testing::Yields;
+using ::tsr::testing::YieldsAll;
 
 constexpr int64_t kN = kBatchDim;
-
-std::string TypesToString(const std::vector<TensorType>& types) {
-  return absl::StrJoin(types, ", ", [](std::string* out, const TensorType& t) { out->append(t.ToString()); });
-}
-
-MATCHER_P(Yields, expected, absl::StrCat("yields ", expected.ToString())) {
-  if (!arg.ok()) {
-    *result_listener << "fails: " << arg.status().message();
-    return false;
-  }
-  *result_listener << "yields " << arg->ToString();
-  return *arg == expected;
-}
-
-MATCHER_P(YieldsAll, expected, absl::StrCat("yields ", TypesToString(expected))) {
-  if (!arg.ok()) {
-    *result_listener << "fails: " << arg.status().message();
-    return false;
-  }
-  *result_listener << "yields " << TypesToString(*arg);
-  return *arg == expected;
-}
-
-MATCHER_P(IsInvalidWith, needle, absl::StrCat("fails with InvalidArgument containing \"", needle, "\"")) {
-  if (arg.ok()) {
-    *result_listener << "succeeds";
-    return false;
-  }
-  *result_listener << "fails: " << arg.status();
-  return arg.status().code() == absl::StatusCode::kInvalidArgument && absl::StrContains(arg.status().message(), needle);
-}
-
-// Infers, then estimates the FLOPs of one node.
-int64_t Flops(absl::string_view op, std::vector<std::optional<TensorType>> inputs, AttrMap attrs = {}) {
-  absl::StatusOr<std::vector<TensorType>> out = Infer(op, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  if (!out.ok()) return -1;
-  std::vector<const Tensor*> values(inputs.size(), nullptr);
-  return EstimateFlops(*OpRegistry::Global().Find(op), "n", attrs, std::move(inputs), std::move(values), *out);
-}
-
-TensorType T(DType dtype, Shape shape) { return TensorType(dtype, std::move(shape)); }
 
 // X plus four per-channel parameters of `channels` values.
 std::vector<std::optional<TensorType>> BatchNormInputs(TensorType x, int64_t channels,

@@ -7,11 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "graph/op_def.h"
-#include "graph/op_registry.h"
 #include "gtest/gtest.h"
 #include "tests/graph/ops/op_test_util.h"
 
@@ -19,9 +15,12 @@ namespace tsr {
 namespace {
 
 using ::tsr::testing::F32;
+using ::tsr::testing::FailsWith;
+using ::tsr::testing::Flops;
 using ::tsr::testing::I64;
 using ::tsr::testing::Infer;
 using ::tsr::testing::Infer1;
+using ::tsr::testing::Str;
 
 constexpr int64_t N = kBatchDim;
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
@@ -35,17 +34,27 @@ Tensor Ints32(const std::vector<int32_t>& v) {
   return Tensor::FromVector<int32_t>(Shape{static_cast<int64_t>(v.size())}, v);
 }
 
-// Runs `op` on `data` followed by constant inputs (std::nullopt: an absent input).
+// The input types and values of a node reading `data` followed by constant inputs
+// (std::nullopt: an absent input).
+struct NodeInputs {
+  std::vector<std::optional<TensorType>> types;
+  std::vector<const Tensor*> values;
+};
+NodeInputs WithConstants(TensorType data, const std::vector<std::optional<Tensor>>& constants) {
+  NodeInputs in = {{std::move(data)}, {nullptr}};
+  for (const std::optional<Tensor>& c : constants) {
+    in.types.push_back(c.has_value() ? std::optional<TensorType>(c->type()) : std::nullopt);
+    in.values.push_back(c.has_value() ? &*c : nullptr);
+  }
+  return in;
+}
+
+// Runs `op` on `data` followed by constant inputs.
 absl::StatusOr<std::vector<TensorType>> InferAll(absl::string_view op, TensorType data,
                                                  const std::vector<std::optional<Tensor>>& constants,
                                                  AttrMap attrs = {}) {
-  std::vector<std::optional<TensorType>> types = {std::move(data)};
-  std::vector<const Tensor*> values = {nullptr};
-  for (const std::optional<Tensor>& c : constants) {
-    types.push_back(c.has_value() ? std::optional<TensorType>(c->type()) : std::nullopt);
-    values.push_back(c.has_value() ? &*c : nullptr);
-  }
-  return Infer(op, std::move(types), std::move(attrs), std::move(values));
+  NodeInputs in = WithConstants(std::move(data), constants);
+  return Infer(op, std::move(in.types), std::move(attrs), std::move(in.values));
 }
 
 absl::StatusOr<TensorType> InferOne(absl::string_view op, TensorType data,
@@ -56,42 +65,11 @@ absl::StatusOr<TensorType> InferOne(absl::string_view op, TensorType data,
   return out->at(0);
 }
 
-// "f32[N,5]", or "error: <message>" so that a failure shows what inference said.
-std::string Str(const absl::StatusOr<TensorType>& r) {
-  return r.ok() ? r->ToString() : absl::StrCat("error: ", r.status().message());
-}
-std::string Str(const absl::StatusOr<std::vector<TensorType>>& r) {
-  if (!r.ok()) return absl::StrCat("error: ", r.status().message());
-  return absl::StrJoin(*r, " ", [](std::string* out, const TensorType& t) { out->append(t.ToString()); });
-}
-
-// Inference failed with InvalidArgument, naming node 'n' and `op`, and saying `needle`.
-template <typename V>
-::testing::AssertionResult FailsWith(const absl::StatusOr<V>& r, absl::string_view op, absl::string_view needle) {
-  if (r.ok()) return ::testing::AssertionFailure() << "inference succeeded";
-  const std::string msg(r.status().message());
-  const std::string node = absl::StrCat("node 'n' (", op, "): ");
-  if (r.status().code() != absl::StatusCode::kInvalidArgument || !absl::StartsWith(msg, node) ||
-      !absl::StrContains(msg, needle)) {
-    return ::testing::AssertionFailure() << r.status() << " does not start with \"" << node << "\" and say \"" << needle
-                                         << "\"";
-  }
-  return ::testing::AssertionSuccess();
-}
-
-// FLOPs of `op` on the given inputs, after inference.
+// FLOPs of `op` on `data` followed by constant inputs, after inference.
 int64_t Flops(absl::string_view op, TensorType data, const std::vector<std::optional<Tensor>>& constants,
               AttrMap attrs = {}) {
-  absl::StatusOr<std::vector<TensorType>> out = InferAll(op, data, constants, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  if (!out.ok()) return -1;
-  std::vector<std::optional<TensorType>> types = {data};
-  std::vector<const Tensor*> values = {nullptr};
-  for (const std::optional<Tensor>& c : constants) {
-    types.push_back(c.has_value() ? std::optional<TensorType>(c->type()) : std::nullopt);
-    values.push_back(c.has_value() ? &*c : nullptr);
-  }
-  return EstimateFlops(*OpRegistry::Global().Find(op), "n", attrs, types, values, *out);
+  NodeInputs in = WithConstants(std::move(data), constants);
+  return ::tsr::testing::Flops(op, std::move(in.types), std::move(attrs), std::move(in.values));
 }
 
 // ---------------------------------------------------------------- Reshape
@@ -293,9 +271,9 @@ TEST(ConcatTest, Errors) {
 // ---------------------------------------------------------------- Split
 
 TEST(SplitTest, SplitSizes) {
-  EXPECT_EQ(Str(InferAll("Split", F32({6, 4}), {Ints({2, 4})})), "f32[2,4] f32[4,4]");
+  EXPECT_EQ(Str(InferAll("Split", F32({6, 4}), {Ints({2, 4})})), "f32[2,4], f32[4,4]");
   EXPECT_EQ(Str(InferAll("Split", F32({N, 6}), {Ints({1, 0, 5})}, {{"axis", AttrValue::Int(-1)}})),
-            "f32[N,1] f32[N,0] f32[N,5]");
+            "f32[N,1], f32[N,0], f32[N,5]");
   EXPECT_TRUE(FailsWith(InferAll("Split", F32({6, 4}), {Ints({2, 3})}), "Split",
                         "input 'split' [2,3] sums to 5 but axis 0 of [6,4] has size 6"));
   EXPECT_TRUE(FailsWith(InferAll("Split", F32({6, 4}), {Ints({7, -1})}), "Split", "holds the invalid size -1"));
@@ -312,12 +290,12 @@ TEST(SplitTest, SplitSizes) {
 
 TEST(SplitTest, NumOutputsLikeOnnx18) {
   auto n = [](int64_t k) { return AttrMap{{"num_outputs", AttrValue::Int(k)}}; };
-  EXPECT_EQ(Str(InferAll("Split", F32({6, 4}), {}, n(3))), "f32[2,4] f32[2,4] f32[2,4]");
+  EXPECT_EQ(Str(InferAll("Split", F32({6, 4}), {}, n(3))), "f32[2,4], f32[2,4], f32[2,4]");
   // Uneven: chunks of ceil(7/3) = 3, the last one smaller.
-  EXPECT_EQ(Str(InferAll("Split", F32({7}), {}, n(3))), "f32[3] f32[3] f32[1]");
-  EXPECT_EQ(Str(InferAll("Split", F32({4}), {}, n(3))), "f32[2] f32[2] f32[0]");
+  EXPECT_EQ(Str(InferAll("Split", F32({7}), {}, n(3))), "f32[3], f32[3], f32[1]");
+  EXPECT_EQ(Str(InferAll("Split", F32({4}), {}, n(3))), "f32[2], f32[2], f32[0]");
   EXPECT_EQ(Str(InferAll("Split", F32({N, 10}), {}, {{"num_outputs", AttrValue::Int(4)}, {"axis", AttrValue::Int(1)}})),
-            "f32[N,3] f32[N,3] f32[N,3] f32[N,1]");
+            "f32[N,3], f32[N,3], f32[N,3], f32[N,1]");
   EXPECT_EQ(Str(InferAll("Split", F32({N, 10}), {}, n(1))), "f32[N,10]");
   EXPECT_TRUE(FailsWith(InferAll("Split", F32({5}), {}, n(4)), "Split", "with a last chunk >= 0"));
   EXPECT_TRUE(FailsWith(InferAll("Split", F32({2}), {}, n(3)), "Split", "num_outputs 3 is larger than axis 0"));
@@ -544,9 +522,7 @@ TEST(RangeTest, Lengths) {
   EXPECT_EQ(Str(Range<double>(0, 1, 0.25)), "f64[4]");
 
   Tensor start = Tensor::Scalar<int64_t>(0), limit = Tensor::Scalar<int64_t>(10), delta = Tensor::Scalar<int64_t>(3);
-  const std::vector<const Tensor*> values = {&start, &limit, &delta};
-  EXPECT_EQ(
-      EstimateFlops(*OpRegistry::Global().Find("Range"), "n", {}, {I64({}), I64({}), I64({})}, values, {I64({4})}), 4);
+  EXPECT_EQ(Flops("Range", {I64({}), I64({}), I64({})}, {}, {&start, &limit, &delta}), 4);
 }
 
 TEST(RangeTest, Errors) {

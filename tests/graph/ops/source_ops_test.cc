@@ -25,8 +25,9 @@ TEST(SourceOpsTest, Constant) {
 }
 
 TEST(SourceOpsTest, Placeholder) {
-  absl::StatusOr<TensorType> t = Infer1(
-      "Placeholder", {}, {{"dtype", AttrValue::Type(DType::kF32)}, {"shape", AttrValue::FromShape(Shape{kBatchDim, 784})}});
+  absl::StatusOr<TensorType> t =
+      Infer1("Placeholder", {},
+             {{"dtype", AttrValue::Type(DType::kF32)}, {"shape", AttrValue::FromShape(Shape{kBatchDim, 784})}});
   ASSERT_TRUE(t.ok()) << t.status();
   EXPECT_EQ(t->ToString(), "f32[N,784]");
   ExpectError(Infer1("Placeholder", {}, {{"dtype", AttrValue::Type(DType::kF32)}}).status(),
