@@ -29,12 +29,6 @@ constexpr DType kReduceOrderedDTypes[] = {DType::kF32, DType::kF64, DType::kF16,
                                           DType::kU8,  DType::kI32, DType::kI64, DType::kBool};
 
 // ONNX declares these int attributes as flags; anything but 0 or 1 is a typo.
-absl::Status CheckFlag(const InferenceContext& ctx, absl::string_view name) {
-  const int64_t v = ctx.GetInt(name);
-  if (v == 0 || v == 1) return absl::OkStatus();
-  return ctx.Error(absl::StrCat("attribute '", name, "' is ", v, " but 0 or 1 is required"));
-}
-
 // The constant axes of a Reduce* node (empty when absent).
 absl::StatusOr<std::vector<int64_t>> ReduceAxes(const InferenceContext& ctx) {
   if (!ctx.has_input(1)) return std::vector<int64_t>();
@@ -70,8 +64,8 @@ Shape ReducedShape(const Shape& in, const std::vector<int>& axes, bool keepdims)
 }
 
 absl::Status InferReduce(InferenceContext& ctx) {
-  TSR_RETURN_IF_ERROR(CheckFlag(ctx, "keepdims"));
-  TSR_RETURN_IF_ERROR(CheckFlag(ctx, "noop_with_empty_axes"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "keepdims"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "noop_with_empty_axes"));
   TSR_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ReduceAxes(ctx));
   const Shape& in = ctx.input_shape(0);
   if (IsNoopReduction(ctx, axes)) {
@@ -116,8 +110,8 @@ OpDef ReduceOp(std::string name, std::string summary, absl::Span<const DType> al
 }
 
 absl::Status InferArgMax(InferenceContext& ctx) {
-  TSR_RETURN_IF_ERROR(CheckFlag(ctx, "keepdims"));
-  TSR_RETURN_IF_ERROR(CheckFlag(ctx, "select_last_index"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "keepdims"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "select_last_index"));
   const Shape& in = ctx.input_shape(0);
   absl::StatusOr<int> axis = NormalizeAxis(ctx.GetInt("axis"), in.rank());
   if (!axis.ok()) return ctx.Error(axis.status().message());

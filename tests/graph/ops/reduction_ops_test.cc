@@ -100,7 +100,7 @@ TEST_P(ReduceTest, AxesMustBeAConstantI64Vector) {
 }
 
 TEST_P(ReduceTest, AttributeErrors) {
-  EXPECT_TRUE(FailsWith(Reduce(F32({2, 3}), {1}, KeepDims(2)), GetParam(), "attribute 'keepdims' is 2 but 0 or 1"));
+  EXPECT_TRUE(FailsWith(Reduce(F32({2, 3}), {1}, KeepDims(2)), GetParam(), "attribute 'keepdims' is 2 but must be 0 or 1"));
   EXPECT_TRUE(FailsWith(Reduce(F32({2, 3}), {1}, {{"noop_with_empty_axes", AttrValue::Int(-1)}}), GetParam(),
                         "attribute 'noop_with_empty_axes' is -1"));
   EXPECT_TRUE(FailsWith(Reduce(F32({2, 3}), {1}, {{"keepdims", AttrValue::Bool(false)}}), GetParam(),
@@ -181,7 +181,7 @@ TEST(ArgMaxTest, Errors) {
   EXPECT_TRUE(FailsWith(Infer1("ArgMax", {F32({2, 0})}, {{"axis", AttrValue::Int(1)}}), "ArgMax",
                         "axis 1 of input shape [2,0] is empty"));
   EXPECT_TRUE(FailsWith(Infer1("ArgMax", {F32({2})}, {{"select_last_index", AttrValue::Int(2)}}), "ArgMax",
-                        "attribute 'select_last_index' is 2 but 0 or 1 is required"));
+                        "attribute 'select_last_index' is 2 but must be 0 or 1"));
   EXPECT_TRUE(FailsWith(Infer1("ArgMax", {F32({2})}, {{"axis", AttrValue::Ints({0})}}), "ArgMax",
                         "attribute 'axis' has type ints but int is required"));
   EXPECT_TRUE(
