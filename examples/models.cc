@@ -1,0 +1,46 @@
+// BuildMlp and BuildLeNet.
+#include "examples/models.h"
+
+#include "graph/builder/graph_builder.h"
+#include "graph/builder/nn.h"
+#include "graph/builder/ops.h"
+
+namespace tsr::examples {
+
+namespace {
+
+// Marks "logits" and, for training, adds the "labels" input and the "loss" output.
+absl::StatusOr<Graph> FinishClassifier(GraphBuilder& b, Output logits, bool training_head) {
+  b.MarkOutput("logits", logits);
+  if (training_head) {
+    Output labels = b.Input("labels", DType::kI64, {kBatchDim});
+    b.MarkOutput("loss", ops::SoftmaxCrossEntropyLoss(b, logits, labels, {}, "loss"));
+  }
+  return b.Finish();
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> BuildMlp(const MlpOptions& options) {
+  GraphBuilder b;
+  Output x = b.Input("image", DType::kF32, {kBatchDim, options.input_features});
+  for (int64_t units : options.hidden_units) x = nn::Dense(b, x, units, {.activation = options.activation});
+  Output logits = nn::Dense(b, x, options.num_classes, {.name = "logits"});
+  return FinishClassifier(b, logits, options.training_head);
+}
+
+absl::StatusOr<Graph> BuildLeNet(const LeNetOptions& options) {
+  GraphBuilder b;
+  Output x = b.Input("image", DType::kF32, {kBatchDim, 1, 28, 28});
+  x = nn::Conv2D(b, x, 6, 5, {.padding = "same", .activation = "relu"});  // [N,6,28,28]
+  x = nn::MaxPool2D(b, x, 2);                                             // [N,6,14,14]
+  x = nn::Conv2D(b, x, 16, 5, {.activation = "relu"});                    // [N,16,10,10]
+  x = nn::MaxPool2D(b, x, 2);                                             // [N,16,5,5]
+  x = nn::Flatten(b, x);                                                  // [N,400]
+  x = nn::Dense(b, x, 120, {.activation = "relu"});
+  x = nn::Dense(b, x, 84, {.activation = "relu"});
+  Output logits = nn::Dense(b, x, options.num_classes, {.name = "logits"});
+  return FinishClassifier(b, logits, options.training_head);
+}
+
+}  // namespace tsr::examples

@@ -1,0 +1,31 @@
+"""Offline rules_java: the Java rules of Bazel 4.2.3 are built in, so each macro forwards to native.
+
+Only Bazel's own tools (@bazel_tools) load these; Tessera has no Java code.
+"""
+
+def java_binary(**attrs):
+    native.java_binary(**attrs)
+
+def java_import(**attrs):
+    native.java_import(**attrs)
+
+def java_library(**attrs):
+    native.java_library(**attrs)
+
+def java_plugin(**attrs):
+    native.java_plugin(**attrs)
+
+def java_proto_library(**attrs):
+    native.java_proto_library(**attrs)
+
+def java_runtime(**attrs):
+    native.java_runtime(**attrs)
+
+def java_test(**attrs):
+    native.java_test(**attrs)
+
+def java_toolchain(**attrs):
+    native.java_toolchain(**attrs)
+
+def java_lite_proto_library(**attrs):
+    native.java_lite_proto_library(**attrs)
