@@ -29,6 +29,8 @@ Graph Graph::Clone() const {
   }
   g.inputs_ = inputs_;
   g.outputs_ = outputs_;
+  g.input_names_ = input_names_;
+  g.output_names_ = output_names_;
   return g;
 }
 
@@ -239,18 +241,18 @@ std::vector<std::pair<const Node*, int>> Graph::Consumers(TensorRef ref) const {
 
 namespace {
 
-absl::Status AddSignatureEntry(const Graph& g, std::vector<SignatureEntry>& entries, absl::string_view kind,
-                               std::string name, TensorRef ref) {
+absl::Status AddSignatureEntry(const Graph& g, std::vector<SignatureEntry>& entries,
+                               absl::flat_hash_set<std::string>& names, absl::string_view kind, std::string name,
+                               TensorRef ref) {
   if (name.empty()) return absl::InvalidArgumentError(absl::StrCat("signature ", kind, " has an empty name"));
-  for (const SignatureEntry& e : entries) {
-    if (e.name == name) {
-      return absl::AlreadyExistsError(absl::StrCat("signature ", kind, " '", name, "' is declared twice"));
-    }
+  if (names.contains(name)) {
+    return absl::AlreadyExistsError(absl::StrCat("signature ", kind, " '", name, "' is declared twice"));
   }
   if (g.node(ref.node) == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat("signature ", kind, " '", name, "' refers to node id ", ref.node, ", which does not exist"));
   }
+  names.insert(name);
   entries.push_back({std::move(name), ref});
   return absl::OkStatus();
 }
@@ -258,10 +260,10 @@ absl::Status AddSignatureEntry(const Graph& g, std::vector<SignatureEntry>& entr
 }  // namespace
 
 absl::Status Graph::AddInput(std::string name, TensorRef ref) {
-  return AddSignatureEntry(*this, inputs_, "input", std::move(name), ref);
+  return AddSignatureEntry(*this, inputs_, input_names_, "input", std::move(name), ref);
 }
 absl::Status Graph::AddOutput(std::string name, TensorRef ref) {
-  return AddSignatureEntry(*this, outputs_, "output", std::move(name), ref);
+  return AddSignatureEntry(*this, outputs_, output_names_, "output", std::move(name), ref);
 }
 
 std::string Graph::DebugString() const {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -163,6 +164,9 @@ class Graph {
   absl::flat_hash_map<std::string, int> by_name_;
   std::vector<SignatureEntry> inputs_;
   std::vector<SignatureEntry> outputs_;
+  // Names in inputs_ / outputs_, for duplicate checks in constant time.
+  absl::flat_hash_set<std::string> input_names_;
+  absl::flat_hash_set<std::string> output_names_;
 };
 
 }  // namespace tsr

@@ -185,6 +185,10 @@ Shape InferenceContext::GetShape(absl::string_view name) const {
 }
 
 void InferenceContext::set_output(int i, TensorType type) {
+  if (i < 0 || i >= kMaxNodeOutputs) {
+    too_many_outputs_ = true;
+    return;
+  }
   if (i >= static_cast<int>(outputs_.size())) outputs_.resize(i + 1);
   outputs_[i] = std::move(type);
 }
@@ -292,6 +296,9 @@ absl::StatusOr<std::vector<TensorType>> InferOutputTypes(const OpDef& def, absl:
   if (absl::Status s = CheckInputs(def, ctx); !s.ok()) return s;
   if (!def.infer) return absl::InternalError(absl::StrCat("op ", def.name, " has no shape function"));
   if (absl::Status s = def.infer(ctx); !s.ok()) return s;
+  if (ctx.too_many_outputs_) {
+    return ctx.Error(absl::StrCat("would have more than ", kMaxNodeOutputs, " outputs (the limit of one node)"));
+  }
   if (absl::Status s = CheckOutputs(def, ctx); !s.ok()) return s;
   return ctx.outputs();
 }

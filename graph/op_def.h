@@ -35,7 +35,11 @@
 namespace tsr {
 
 class InferenceContext;
-class GradientContext;  // defined by autodiff
+class GradientContext;
+
+// Most outputs one node may have (Split's num_outputs from a hostile file would
+// otherwise size an allocation).
+inline constexpr int kMaxNodeOutputs = 1 << 16;  // defined by autodiff
 
 using ShapeFn = std::function<absl::Status(InferenceContext&)>;
 // Estimated floating-point operations of one execution, given inferred types
@@ -155,6 +159,7 @@ class InferenceContext {
   Shape GetShape(absl::string_view name) const;
   const AttrMap& attrs() const { return attrs_; }
 
+  // Output indices at or above kMaxNodeOutputs are refused (inference then fails).
   void set_output(int i, TensorType type);
   void set_output(int i, DType dtype, Shape shape) { set_output(i, TensorType(dtype, std::move(shape))); }
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
@@ -171,6 +176,11 @@ class InferenceContext {
   std::vector<std::optional<TensorType>> inputs_;
   std::vector<const Tensor*> values_;
   std::vector<TensorType> outputs_;
+  bool too_many_outputs_ = false;
+
+  friend absl::StatusOr<std::vector<TensorType>> InferOutputTypes(const OpDef&, absl::string_view, const AttrMap&,
+                                                                  std::vector<std::optional<TensorType>>,
+                                                                  std::vector<const Tensor*>);
 };
 
 // Checks the attributes (unknown names, wrong types, missing required ones), the

@@ -1,6 +1,6 @@
 // A private op registry for tests of the graph machinery, independent of the
 // built-in op set: Src (a placeholder-like source), Pair (two inputs of one type,
-// broadcast), Split2 (two outputs), Opt (optional second input), Cat (variadic).
+// broadcast), Split2 (two outputs), Opt (optional second input), Cat (variadic), Fan (n outputs).
 #ifndef TESSERA_TESTS_GRAPH_TEST_OPS_H_
 #define TESSERA_TESTS_GRAPH_TEST_OPS_H_
 
@@ -49,6 +49,17 @@ inline const OpRegistry& TestRegistry() {
                             .Build());
     (void)reg->Register(
         OpDefBuilder("Cat").VariadicInput("xs", "T", 2).Output("y", "T").Infer(SameAsFirstInput).Build());
+    (void)reg->Register(OpDefBuilder("Fan")
+                            .Input("x", "T")
+                            .VariadicOutput("ys", "T")
+                            .Attr("n", AttrType::kInt, AttrValue::Int(1))
+                            .Infer([](InferenceContext& ctx) {
+                              for (int64_t i = 0; i < ctx.GetInt("n"); ++i) {
+                                ctx.set_output(static_cast<int>(i), ctx.input(0));
+                              }
+                              return absl::OkStatus();
+                            })
+                            .Build());
     return reg;
   }();
   return *r;

@@ -104,6 +104,14 @@ TEST_F(VerifierTest, InputCounts) {
               "input 1 ('b') is required but absent");
 }
 
+TEST_F(VerifierTest, OutputCountIsBounded) {
+  absl::StatusOr<Node*> fan = g_.AddNodeAndInfer("f", "Fan", {x_->output()}, {{"n", AttrValue::Int(3)}});
+  ASSERT_TRUE(fan.ok()) << fan.status();
+  EXPECT_EQ((*fan)->num_outputs(), 3);
+  ExpectError(g_.AddNodeAndInfer("g", "Fan", {x_->output()}, {{"n", AttrValue::Int(kMaxNodeOutputs + 1)}}).status(),
+              "node 'g' (Fan): would have more than 65536 outputs");
+}
+
 TEST_F(VerifierTest, SignatureInputsMustBePlaceholders) {
   ASSERT_TRUE(g_.AddInput("x", x_->output()).ok());
   ExpectError(g_.Verify(), "signature input 'x' refers to node 'x' (Src), but inputs must be Placeholders");
