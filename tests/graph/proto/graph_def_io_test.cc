@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "gtest/gtest.h"
+#include "tests/graph/graph_test_util.h"
 
 namespace tsr {
 namespace {
@@ -151,45 +152,8 @@ Graph MakeMlpGraph() {
   return g;
 }
 
-void ExpectSameGraph(const Graph& a, const Graph& b) {
-  ASSERT_EQ(a.num_nodes(), b.num_nodes());
-  for (int id = 0; id < a.num_nodes(); ++id) {
-    const Node& na = *a.node(id);
-    const Node& nb = *b.node(id);
-    SCOPED_TRACE(absl::StrCat("node ", id, " '", na.name(), "'"));
-    EXPECT_EQ(na.name(), nb.name());
-    EXPECT_EQ(na.op(), nb.op());
-    EXPECT_EQ(na.inputs(), nb.inputs());
-    ASSERT_EQ(na.attrs().size(), nb.attrs().size());
-    for (const auto& [name, value] : na.attrs()) {
-      const AttrValue* other = nb.FindAttr(name);
-      ASSERT_NE(other, nullptr) << "attribute " << name << " is missing";
-      EXPECT_TRUE(value == *other) << name << ": " << value.ToString() << " vs " << other->ToString();
-    }
-    EXPECT_EQ(na.output_types(), nb.output_types());
-  }
-  auto same_entries = [](const std::vector<SignatureEntry>& x, const std::vector<SignatureEntry>& y) {
-    ASSERT_EQ(x.size(), y.size());
-    for (size_t i = 0; i < x.size(); ++i) {
-      EXPECT_EQ(x[i].name, y[i].name);
-      EXPECT_EQ(x[i].ref, y[i].ref) << x[i].name;
-    }
-  };
-  same_entries(a.inputs(), b.inputs());
-  same_entries(a.outputs(), b.outputs());
-}
-
-void ExpectRoundTrip(const Graph& g, GraphFormat format) {
-  absl::StatusOr<std::string> bytes = SerializeGraph(g, format);
-  ASSERT_TRUE(bytes.ok()) << bytes.status();
-  absl::StatusOr<Graph> back = ParseGraph(*bytes, format);
-  ASSERT_TRUE(back.ok()) << back.status() << "\n" << (format == GraphFormat::kText ? *bytes : "");
-  ExpectSameGraph(g, *back);
-  // Writing the copy gives the same bytes: nothing was lost or reordered.
-  absl::StatusOr<std::string> again = SerializeGraph(*back, format);
-  ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_EQ(*bytes, *again);
-}
+using ::tsr::testing::ExpectRoundTrip;
+using ::tsr::testing::ExpectSameGraph;
 
 TEST(GraphDefIoTest, SourceGraphRoundTripsInBinary) { ExpectRoundTrip(MakeSourceGraph(), GraphFormat::kBinary); }
 
