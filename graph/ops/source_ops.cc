@@ -20,9 +20,9 @@ namespace tsr {
 
 namespace {
 
-constexpr const char* kInitializers[] = {"zeros",         "ones",        "constant",       "uniform",
-                                         "normal",        "truncated_normal", "glorot_uniform", "glorot_normal",
-                                         "he_uniform",    "he_normal"};
+constexpr const char* kInitializers[] = {
+    "zeros",          "ones",          "constant",   "uniform",  "normal", "truncated_normal",
+    "glorot_uniform", "glorot_normal", "he_uniform", "he_normal"};
 
 absl::Status InferConstant(InferenceContext& ctx) {
   const Tensor* value = ctx.GetTensor("value");
@@ -50,8 +50,8 @@ absl::Status InferVariable(InferenceContext& ctx) {
   }
   const std::string init = ctx.GetString("initializer");
   if (std::find(std::begin(kInitializers), std::end(kInitializers), init) == std::end(kInitializers)) {
-    return ctx.Error(absl::StrCat("unknown initializer '", init, "' (known: ", absl::StrJoin(kInitializers, ", "),
-                                  ")"));
+    return ctx.Error(
+        absl::StrCat("unknown initializer '", init, "' (known: ", absl::StrJoin(kInitializers, ", "), ")"));
   }
   if (init == "uniform" && !(ctx.GetFloat("init_min") < ctx.GetFloat("init_max"))) {
     return ctx.Error("uniform initializer needs init_min < init_max");

@@ -100,7 +100,8 @@ TEST_P(ReduceTest, AxesMustBeAConstantI64Vector) {
 }
 
 TEST_P(ReduceTest, AttributeErrors) {
-  EXPECT_TRUE(FailsWith(Reduce(F32({2, 3}), {1}, KeepDims(2)), GetParam(), "attribute 'keepdims' is 2 but must be 0 or 1"));
+  EXPECT_TRUE(
+      FailsWith(Reduce(F32({2, 3}), {1}, KeepDims(2)), GetParam(), "attribute 'keepdims' is 2 but must be 0 or 1"));
   EXPECT_TRUE(FailsWith(Reduce(F32({2, 3}), {1}, {{"noop_with_empty_axes", AttrValue::Int(-1)}}), GetParam(),
                         "attribute 'noop_with_empty_axes' is -1"));
   EXPECT_TRUE(FailsWith(Reduce(F32({2, 3}), {1}, {{"keepdims", AttrValue::Bool(false)}}), GetParam(),
