@@ -128,61 +128,11 @@ OpDefBuilder& OpDefBuilder::Stateful() {
 InferenceContext::InferenceContext(const OpDef& def, absl::string_view node_name, const AttrMap& attrs,
                                    std::vector<std::optional<TensorType>> input_types,
                                    std::vector<const Tensor*> input_values)
-    : def_(def),
+    : AttrReader(def, attrs),
+      def_(def),
       node_name_(node_name),
-      attrs_(attrs),
       inputs_(std::move(input_types)),
-      values_(std::move(input_values)) {
-  for (const AttrDef& a : def_.attrs) {
-    if (a.default_value.has_value() && attrs_.find(a.name) == attrs_.end()) attrs_[a.name] = *a.default_value;
-  }
-}
-
-const AttrValue* InferenceContext::attr(absl::string_view name) const {
-  auto it = attrs_.find(name);
-  return it == attrs_.end() ? nullptr : &it->second;
-}
-
-int64_t InferenceContext::GetInt(absl::string_view name) const {
-  const AttrValue* a = attr(name);
-  return a != nullptr && a->type() == AttrType::kInt ? a->i() : 0;
-}
-double InferenceContext::GetFloat(absl::string_view name) const {
-  const AttrValue* a = attr(name);
-  return a != nullptr && a->type() == AttrType::kFloat ? a->f() : 0.0;
-}
-std::string InferenceContext::GetString(absl::string_view name) const {
-  const AttrValue* a = attr(name);
-  return a != nullptr && a->type() == AttrType::kString ? a->s() : std::string();
-}
-bool InferenceContext::GetBool(absl::string_view name) const {
-  const AttrValue* a = attr(name);
-  return a != nullptr && a->type() == AttrType::kBool ? a->b() : false;
-}
-std::vector<int64_t> InferenceContext::GetInts(absl::string_view name) const {
-  const AttrValue* a = attr(name);
-  return a != nullptr && a->type() == AttrType::kInts ? a->ints() : std::vector<int64_t>();
-}
-std::vector<double> InferenceContext::GetFloats(absl::string_view name) const {
-  const AttrValue* a = attr(name);
-  return a != nullptr && a->type() == AttrType::kFloats ? a->floats() : std::vector<double>();
-}
-std::vector<std::string> InferenceContext::GetStrings(absl::string_view name) const {
-  const AttrValue* a = attr(name);
-  return a != nullptr && a->type() == AttrType::kStrings ? a->strings() : std::vector<std::string>();
-}
-const Tensor* InferenceContext::GetTensor(absl::string_view name) const {
-  const AttrValue* a = attr(name);
-  return a != nullptr && a->type() == AttrType::kTensor ? &a->tensor() : nullptr;
-}
-DType InferenceContext::GetType(absl::string_view name) const {
-  const AttrValue* a = attr(name);
-  return a != nullptr && a->type() == AttrType::kType ? a->dtype() : DType::kInvalid;
-}
-Shape InferenceContext::GetShape(absl::string_view name) const {
-  const AttrValue* a = attr(name);
-  return a != nullptr && a->type() == AttrType::kShape ? a->shape() : Shape();
-}
+      values_(std::move(input_values)) {}
 
 void InferenceContext::set_output(int i, TensorType type) {
   if (i < 0 || i >= kMaxNodeOutputs) {

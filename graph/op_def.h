@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "graph/attr_reader.h"
 #include "graph/attribute.h"
 #include "graph/dtype.h"
 #include "graph/tensor.h"
@@ -122,7 +123,7 @@ class OpDefBuilder {
 
 // What a ShapeFn sees: the node's input types (and constant input values when
 // known), its attributes with defaults applied; it sets the output types.
-class InferenceContext {
+class InferenceContext : public AttrReader {
  public:
   InferenceContext(const OpDef& def, absl::string_view node_name, const AttrMap& attrs,
                    std::vector<std::optional<TensorType>> input_types, std::vector<const Tensor*> input_values);
@@ -143,22 +144,6 @@ class InferenceContext {
     return i >= 0 && i < static_cast<int>(values_.size()) ? values_[i] : nullptr;
   }
 
-  // Attributes with defaults applied. Typed getters return zero/empty values for an
-  // absent attribute without default; types were checked before inference ran.
-  const AttrValue* attr(absl::string_view name) const;
-  bool has_attr(absl::string_view name) const { return attr(name) != nullptr; }
-  int64_t GetInt(absl::string_view name) const;
-  double GetFloat(absl::string_view name) const;
-  std::string GetString(absl::string_view name) const;
-  bool GetBool(absl::string_view name) const;
-  std::vector<int64_t> GetInts(absl::string_view name) const;
-  std::vector<double> GetFloats(absl::string_view name) const;
-  std::vector<std::string> GetStrings(absl::string_view name) const;
-  const Tensor* GetTensor(absl::string_view name) const;
-  DType GetType(absl::string_view name) const;
-  Shape GetShape(absl::string_view name) const;
-  const AttrMap& attrs() const { return attrs_; }
-
   // Output indices at or above kMaxNodeOutputs are refused (inference then fails).
   void set_output(int i, TensorType type);
   void set_output(int i, DType dtype, Shape shape) { set_output(i, TensorType(dtype, std::move(shape))); }
@@ -172,7 +157,6 @@ class InferenceContext {
  private:
   const OpDef& def_;
   std::string node_name_;
-  AttrMap attrs_;  // with defaults
   std::vector<std::optional<TensorType>> inputs_;
   std::vector<const Tensor*> values_;
   std::vector<TensorType> outputs_;

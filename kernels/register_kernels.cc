@@ -1,0 +1,25 @@
+// The built-in kernel set.
+#include "kernels/register_kernels.h"
+
+#include "graph/status_macros.h"
+
+namespace tsr {
+
+absl::Status RegisterBuiltinKernels(KernelRegistry& registry) {
+  TSR_RETURN_IF_ERROR(RegisterReferenceSourceKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceElementwiseKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceActivationKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceReductionKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceRandomKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceMatMulKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceConvKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferencePoolKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceNormalizationKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceLossKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceShapeKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceIndexingKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuKernels(registry));
+  return absl::OkStatus();
+}
+
+}  // namespace tsr
