@@ -51,6 +51,18 @@ absl::StatusOr<Tensor> Tensor::Create(DType dtype, const Shape& shape) {
   return t;
 }
 
+Tensor Tensor::Wrap(DType dtype, Shape shape, std::shared_ptr<void> owner, void* data) {
+  assert(IsValidDType(dtype) && shape.is_static());
+  assert(reinterpret_cast<uintptr_t>(data) % kTensorAlignment == 0);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.num_elements_ = t.shape_.num_elements();
+  t.buffer_ = std::move(owner);
+  t.data_ = data;
+  return t;
+}
+
 double Tensor::GetAsDouble(int64_t i) const {
   return VisitDType(dtype_, [&](auto tag) -> double {
     using T = decltype(tag);

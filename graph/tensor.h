@@ -32,6 +32,10 @@ class Tensor {
   // Checks dtype and shape (static, within limits) before allocating.
   static absl::StatusOr<Tensor> Create(DType dtype, const Shape& shape);
 
+  // A tensor over memory owned by `owner` (e.g. a runtime allocator's buffer);
+  // `data` must be kTensorAlignment-aligned and hold the shape's bytes.
+  static Tensor Wrap(DType dtype, Shape shape, std::shared_ptr<void> owner, void* data);
+
   template <typename T>
   static Tensor FromVector(Shape shape, const std::vector<T>& values) {
     Tensor t(DTypeOf<T>::value, std::move(shape));

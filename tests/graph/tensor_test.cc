@@ -58,3 +58,18 @@ TEST(TensorTest, ConversionsAndReshape) {
 
 }  // namespace
 }  // namespace tsr
+
+namespace tsr {
+namespace {
+
+TEST(TensorTest, WrapSharesExternalMemory) {
+  auto owner = std::shared_ptr<void>(std::aligned_alloc(kTensorAlignment, 64), [](void* p) { std::free(p); });
+  Tensor t = Tensor::Wrap(DType::kI32, Shape{4}, owner, owner.get());
+  t.data<int32_t>()[2] = 7;
+  EXPECT_EQ(static_cast<int32_t*>(owner.get())[2], 7);
+  EXPECT_EQ(t.num_bytes(), 16u);
+  EXPECT_EQ(owner.use_count(), 2);
+}
+
+}  // namespace
+}  // namespace tsr
