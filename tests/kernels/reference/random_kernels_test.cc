@@ -1,0 +1,170 @@
+// Tests of Philox4x32-10 (kernels/reference/philox.h) and the reference Dropout kernel.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/attribute.h"
+#include "graph/op_registry.h"
+#include "gtest/gtest.h"
+#include "kernels/kernel.h"
+#include "kernels/reference/convert.h"
+#include "kernels/reference/philox.h"
+#include "kernels/run_op.h"
+
+namespace tsr {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A tensor of `dtype` holding `values` (converted like Cast).
+Tensor Make(DType dtype, Shape shape, const std::vector<double>& values) {
+  Tensor t(dtype, std::move(shape));
+  VisitDType(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = reference::ConvertScalar<T>(values[i]);
+  });
+  return t;
+}
+
+std::vector<double> Values(const Tensor& t) {
+  std::vector<double> v;
+  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.GetAsDouble(i));
+  return v;
+}
+
+// Elementwise comparison within `tolerance` (relative), where NaN matches NaN.
+void ExpectValues(const Tensor& t, const std::vector<double>& expected, double tolerance = 0) {
+  const std::vector<double> got = Values(t);
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(expected[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " is " << got[i];
+    } else if (tolerance == 0 || std::isinf(expected[i])) {
+      EXPECT_EQ(got[i], expected[i]) << "element " << i;
+    } else {
+      EXPECT_NEAR(got[i], expected[i], tolerance * std::max(1.0, std::fabs(expected[i]))) << "element " << i;
+    }
+  }
+}
+
+// The dtypes the op accepts for input 0, in kAllDTypes order.
+std::vector<DType> AcceptedDTypes(absl::string_view op) {
+  absl::StatusOr<const OpDef*> def = OpRegistry::Global().Lookup(op);
+  EXPECT_TRUE(def.ok());
+  std::vector<DType> out;
+  if (!def.ok()) return out;
+  const TypeConstraintDef* c = (*def)->FindTypeConstraint((*def)->inputs[0].type_var);
+  for (DType d : kAllDTypes) {
+    if (c != nullptr && Contains(c->allowed, d)) out.push_back(d);
+  }
+  return out;
+}
+
+// Random123's published known-answer vectors (tests/kat_vectors) for philox4x32 10.
+TEST(PhiloxTest, Random123KnownAnswers) {
+  using reference::Philox4x32_10;
+  EXPECT_EQ(Philox4x32_10({0, 0, 0, 0}, {0, 0}),
+            (reference::PhiloxCounter{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
+  EXPECT_EQ(Philox4x32_10({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, {0xffffffff, 0xffffffff}),
+            (reference::PhiloxCounter{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
+  EXPECT_EQ(Philox4x32_10({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, {0xa4093822, 0x299f31d0}),
+            (reference::PhiloxCounter{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
+}
+
+struct DropoutResult {
+  Tensor output;
+  Tensor mask;
+};
+
+DropoutResult RunDropout(const std::vector<std::optional<Tensor>>& inputs, uint64_t seed, uint64_t step,
+                         const AttrMap& attrs = {}) {
+  RunOpOptions options;
+  options.seed = seed;
+  options.step = step;
+  absl::StatusOr<std::vector<Tensor>> out = RunOp("Dropout", inputs, attrs, options);
+  EXPECT_TRUE(out.ok()) << out.status();
+  if (!out.ok() || out->size() != 2) return {};
+  return {(*out)[0], (*out)[1]};
+}
+
+TEST(DropoutKernelTest, RegisteredForEveryAcceptedDType) {
+  EXPECT_EQ(KernelRegistry::Global().DTypesFor("Dropout", kReferenceDevice), AcceptedDTypes("Dropout"));
+}
+
+TEST(DropoutKernelTest, InferenceIsIdentityWithFullMask) {
+  for (DType dtype : kFloatDTypes) {
+    SCOPED_TRACE(DTypeName(dtype));
+    const Tensor x = Make(dtype, Shape{2, 3}, {1, -2, 3, kNaN, 5, 0});
+    for (bool explicit_false : {false, true}) {
+      std::vector<std::optional<Tensor>> inputs = {x};
+      if (explicit_false) inputs = {x, Make(dtype, Shape{}, {0.9}), Tensor::Scalar<bool>(false)};
+      DropoutResult r = RunDropout(inputs, 1, 2);
+      EXPECT_TRUE(r.output.BitwiseEquals(x));
+      ExpectValues(r.mask, {1, 1, 1, 1, 1, 1});
+    }
+  }
+}
+
+TEST(DropoutKernelTest, TrainingZeroesAndScales) {
+  const uint64_t seed = 1234;
+  SCOPED_TRACE(seed);
+  const int64_t n = 10000;
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) v[i] = 1 + i % 7;
+  for (DType dtype : {DType::kF32, DType::kF64}) {
+    SCOPED_TRACE(DTypeName(dtype));
+    for (double ratio : {0.5, 0.2}) {
+      SCOPED_TRACE(ratio);
+      DropoutResult r = RunDropout(
+          {Make(dtype, Shape{n}, v), Make(DType::kF32, Shape{}, {ratio}), Tensor::Scalar<bool>(true)}, seed, 0);
+      int64_t kept = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const bool keep = r.mask.data<bool>()[i];
+        kept += keep;
+        const double expected = keep ? v[i] / (1 - static_cast<double>(static_cast<float>(ratio))) : 0.0;
+        EXPECT_NEAR(r.output.GetAsDouble(i), expected, 1e-5 * expected) << i;
+      }
+      // Binomial(10000, 1 - ratio): 5 standard deviations are under 0.025.
+      EXPECT_NEAR(static_cast<double>(kept) / n, 1 - ratio, 0.025);
+    }
+  }
+}
+
+TEST(DropoutKernelTest, StreamDependsOnSeedStepAndNodeOnly) {
+  const Tensor x = Make(DType::kF32, Shape{257}, std::vector<double>(257, 1.0));
+  const std::vector<std::optional<Tensor>> inputs = {x, Tensor::Scalar<float>(0.5f), Tensor::Scalar<bool>(true)};
+  const Tensor a = RunDropout(inputs, 7, 3).mask;
+  EXPECT_TRUE(RunDropout(inputs, 7, 3).mask.BitwiseEquals(a));
+  EXPECT_FALSE(RunDropout(inputs, 7, 4).mask.BitwiseEquals(a));
+  EXPECT_FALSE(RunDropout(inputs, 8, 3).mask.BitwiseEquals(a));
+  // The node's 'seed' attribute replaces the run's seed.
+  const AttrMap pinned = {{"seed", AttrValue::Int(99)}};
+  EXPECT_TRUE(RunDropout(inputs, 1, 3, pinned).mask.BitwiseEquals(RunDropout(inputs, 2, 3, pinned).mask));
+  EXPECT_FALSE(RunDropout(inputs, 1, 3, pinned).mask.BitwiseEquals(a));
+}
+
+TEST(DropoutKernelTest, RatioZeroKeepsEverythingAndHalfTypesWork) {
+  const Tensor x = Make(DType::kBF16, Shape{64}, std::vector<double>(64, 3.0));
+  DropoutResult r = RunDropout({x, Make(DType::kF16, Shape{1}, {0}), Make(DType::kBool, Shape{1}, {1})}, 5, 0);
+  EXPECT_TRUE(r.output.BitwiseEquals(x));
+  ExpectValues(r.mask, std::vector<double>(64, 1.0));
+  DropoutResult h = RunDropout({Make(DType::kF16, Shape{64}, std::vector<double>(64, 3.0)),
+                                Make(DType::kF16, Shape{}, {0.75}), Tensor::Scalar<bool>(true)},
+                               5, 0);
+  for (int i = 0; i < 64; ++i) EXPECT_EQ(h.output.GetAsDouble(i), h.mask.data<bool>()[i] ? 12.0 : 0.0) << i;
+}
+
+TEST(DropoutKernelTest, EmptyInputAndInvalidRatio) {
+  DropoutResult r = RunDropout({Tensor(DType::kF32, Shape{0, 3}), std::nullopt, Tensor::Scalar<bool>(true)}, 0, 0);
+  EXPECT_EQ(r.output.shape(), (Shape{0, 3}));
+  EXPECT_FALSE(RunOp("Dropout", {Tensor::Scalar<float>(1), Tensor::Scalar<float>(1), Tensor::Scalar<bool>(true)}).ok());
+}
+
+}  // namespace
+}  // namespace tsr
