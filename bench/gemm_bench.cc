@@ -1,0 +1,251 @@
+// f32 GEMM throughput: Tessera's Sgemm (kernels/cpu/gemm.h) against OpenBLAS
+// cblas_sgemm in the same run, at 1 and 2 threads, on square and transformer shapes.
+// Each benchmark reports GFLOP/s over wall time and GFLOP per process CPU-second
+// ("GFLOP/cpu_s": robust on a shared, oversubscribed machine, where wall time
+// mostly measures the other tenants); after the run a table of medians over the
+// repetitions gives both Tessera / OpenBLAS ratios.
+//
+//   gemm_bench --benchmark_min_time=0.2 --benchmark_repetitions=3
+#include <cblas.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/gemm.h"
+
+namespace tsr {
+namespace {
+
+// A fixed set of worker threads; Run splits [0, n) into one contiguous range per
+// thread (the caller takes the first).
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads) {
+    for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { Work(t); });
+  }
+  ~ThreadPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      ++generation_;
+    }
+    cv_.notify_all();
+    for (std::thread& w : workers_) w.join();
+  }
+
+  void Run(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+    const int threads = static_cast<int>(workers_.size()) + 1;
+    if (threads == 1 || n <= 1) {
+      fn(0, n);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = &fn;
+      n_ = n;
+      pending_ = threads - 1;
+      ++generation_;
+    }
+    cv_.notify_all();
+    RunRange(0, fn);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+ private:
+  void RunRange(int t, const std::function<void(int64_t, int64_t)>& fn) {
+    const int threads = static_cast<int>(workers_.size()) + 1;
+    const int64_t begin = n_ * t / threads, end = n_ * (t + 1) / threads;
+    if (begin < end) fn(begin, end);
+  }
+  void Work(int t) {
+    uint64_t seen = 0;
+    while (true) {
+      const std::function<void(int64_t, int64_t)>* fn;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        if (stop_) return;
+        fn = fn_;
+      }
+      RunRange(t, *fn);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0) done_cv_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+  int64_t n_ = 0;
+  int pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+struct GemmShape {
+  int64_t m, n, k;
+};
+const GemmShape kShapes[] = {{256, 256, 256},  {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
+                             {128, 768, 3072}, {128, 3072, 768}, {2048, 768, 768}};
+
+// {GFLOP/s, GFLOP/cpu_s} of every repetition, keyed by (shape index, threads, library).
+using ResultMap = std::map<std::tuple<int, int, std::string>, std::vector<std::pair<double, double>>>;
+ResultMap& Results() {
+  static auto* results = new ResultMap;
+  return *results;
+}
+
+struct Operands {
+  std::vector<float> a, b, c;
+  explicit Operands(const GemmShape& s) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    a.resize(s.m * s.k);
+    b.resize(s.k * s.n);
+    c.assign(s.m * s.n, 0.0f);
+    for (float& x : a) x = dist(rng);
+    for (float& x : b) x = dist(rng);
+  }
+};
+
+double ProcessCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Times the benchmark loop around `gemm` and reports both rates.
+template <typename Fn>
+void TimeGemm(benchmark::State& state, int shape, const std::string& library, Fn gemm) {
+  const GemmShape& s = kShapes[shape];
+  const double flops = 2.0 * s.m * s.n * s.k;
+  gemm();  // warm-up: packing buffers, thread start-up
+  const double wall0 = WallSeconds(), cpu0 = ProcessCpuSeconds();
+  for (auto _ : state) {
+    gemm();
+    benchmark::ClobberMemory();
+  }
+  const double wall = WallSeconds() - wall0, cpu = ProcessCpuSeconds() - cpu0;
+  const double gflop = flops * 1e-9 * static_cast<double>(state.iterations());
+  state.counters["GFLOP/s"] = gflop / wall;
+  state.counters["GFLOP/cpu_s"] = gflop / cpu;
+  state.SetLabel(library);
+}
+
+void BM_Tessera(benchmark::State& state) {
+  const int shape = static_cast<int>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  const GemmShape& s = kShapes[shape];
+  Operands ops(s);
+  ThreadPool pool(threads);
+  GemmOptions options;
+  if (threads > 1) {
+    options.parallel_for = [&pool](int64_t n, int64_t, const std::function<void(int64_t, int64_t)>& fn) {
+      pool.Run(n, fn);
+    };
+  }
+  TimeGemm(state, shape, "tessera", [&] {
+    Sgemm(false, false, s.m, s.n, s.k, 1.0f, ops.a.data(), s.k, ops.b.data(), s.n, 0.0f, ops.c.data(), s.n, options);
+  });
+}
+
+void BM_OpenBlas(benchmark::State& state) {
+  const int shape = static_cast<int>(state.range(0));
+  const int threads = static_cast<int>(state.range(1));
+  const GemmShape& s = kShapes[shape];
+  Operands ops(s);
+  openblas_set_num_threads(threads);
+  TimeGemm(state, shape, "openblas", [&] {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k, 1.0f, ops.a.data(), s.k, ops.b.data(), s.n,
+                0.0f, ops.c.data(), s.n);
+  });
+}
+
+// Records each run's GFLOP/s for the summary table.
+class Recorder : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
+      int shape = 0, threads = 0;
+      const std::string name = run.run_name.str();
+      if (std::sscanf(name.c_str() + name.find('/'), "/%d/%d", &shape, &threads) != 2) continue;
+      const auto wall = run.counters.find("GFLOP/s");
+      const auto cpu = run.counters.find("GFLOP/cpu_s");
+      if (wall == run.counters.end() || cpu == run.counters.end()) continue;
+      Results()[{shape, threads, run.report_label}].push_back({wall->second.value, cpu->second.value});
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+double Median(const std::vector<std::pair<double, double>>& runs, bool cpu) {
+  std::vector<double> v;
+  for (const auto& [wall_rate, cpu_rate] : runs) v.push_back(cpu ? cpu_rate : wall_rate);
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+void PrintSummary() {
+  std::printf("\nTessera Sgemm (%s) vs OpenBLAS cblas_sgemm, medians over repetitions\n",
+              std::string(CpuIsaName(ActiveCpuIsa())).c_str());
+  std::printf("%-18s %7s | %9s %9s %6s | %9s %9s %6s\n", "M x N x K", "threads", "tsr GF/s", "oblas", "ratio",
+              "tsr GF/cs", "oblas", "ratio");
+  for (int shape = 0; shape < static_cast<int>(std::size(kShapes)); ++shape) {
+    for (int threads : {1, 2}) {
+      const auto t = Results().find({shape, threads, "tessera"});
+      const auto o = Results().find({shape, threads, "openblas"});
+      if (t == Results().end() || o == Results().end()) continue;
+      const double tw = Median(t->second, false), ow = Median(o->second, false);
+      const double tc = Median(t->second, true), oc = Median(o->second, true);
+      const GemmShape& s = kShapes[shape];
+      const std::string dims = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+      std::printf("%-18s %7d | %9.1f %9.1f %5.2fx | %9.1f %9.1f %5.2fx\n", dims.c_str(), threads, tw, ow,
+                  ow > 0 ? tw / ow : 0.0, tc, oc, oc > 0 ? tc / oc : 0.0);
+    }
+  }
+}
+
+void RegisterBenchmarks() {
+  for (int shape = 0; shape < static_cast<int>(std::size(kShapes)); ++shape) {
+    for (int threads : {1, 2}) {
+      benchmark::RegisterBenchmark("BM_OpenBlas", BM_OpenBlas)->Args({shape, threads})->UseRealTime();
+      benchmark::RegisterBenchmark("BM_Tessera", BM_Tessera)->Args({shape, threads})->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tsr
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  tsr::RegisterBenchmarks();
+  tsr::Recorder reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  tsr::PrintSummary();
+  return 0;
+}

@@ -1,0 +1,330 @@
+// The GEMM driver: picks the micro-kernel for the ISA, splits C over the
+// ParallelForFn, and runs the BLIS loop nest on each part:
+//   jc (nc columns) -> pc (kc depth; pack B block) -> ic (mc rows; pack A block)
+//     -> jr (nr) -> ir (mr) micro-kernel,
+// then the epilogue on each finished mc x nc block while it is still in cache.
+// Also holds the portable scalar micro-kernel.
+#include "kernels/cpu/gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include "kernels/cpu/gemm_microkernel.h"
+
+namespace tsr {
+namespace gemm_internal {
+
+namespace {
+
+constexpr int kScalarMr = 4;
+constexpr int kScalarNr = 8;
+
+void KernelScalar(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m_eff, int n_eff, float alpha,
+                  float beta, bool first) {
+  float acc[kScalarMr][kScalarNr] = {};
+  for (int64_t p = 0; p < kc; ++p) {
+    for (int i = 0; i < kScalarMr; ++i) {
+      for (int j = 0; j < kScalarNr; ++j) acc[i][j] += a[i] * b[j];
+    }
+    a += kScalarMr;
+    b += kScalarNr;
+  }
+  for (int i = 0; i < m_eff; ++i) {
+    for (int j = 0; j < n_eff; ++j) {
+      float& out = c[i * ldc + j];
+      if (!first) {
+        out += alpha * acc[i][j];
+      } else if (beta == 0.0f) {
+        out = alpha * acc[i][j];
+      } else {
+        out = beta * out + alpha * acc[i][j];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const MicroKernel& ScalarMicroKernel() {
+  static constexpr MicroKernel kKernel{KernelScalar, kScalarMr, kScalarNr, /*mc=*/128, /*kc=*/256, /*nc=*/4096};
+  return kKernel;
+}
+
+}  // namespace gemm_internal
+
+namespace {
+
+using gemm_internal::MicroKernel;
+
+const MicroKernel& SelectMicroKernel(CpuIsa isa) {
+  switch (SupportedCpuIsa(isa)) {
+    case CpuIsa::kAvx512:
+      return gemm_internal::Avx512MicroKernel();
+    case CpuIsa::kAvx2:
+      return gemm_internal::Avx2MicroKernel();
+    case CpuIsa::kScalar:
+      break;
+  }
+  return gemm_internal::ScalarMicroKernel();
+}
+
+// A 64-byte aligned float buffer per thread, grown on demand and reused.
+class PackBuffer {
+ public:
+  float* Get(int64_t floats) {
+    if (floats > capacity_) {
+      const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
+      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+      capacity_ = floats;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;
+  int64_t capacity_ = 0;
+};
+
+struct Problem {
+  bool trans_a, trans_b;
+  int64_t k;
+  float alpha;
+  const float* a;
+  int64_t lda;
+  const float* b;
+  int64_t ldb;
+  float beta;
+  float* c;
+  int64_t ldc;
+  const GemmEpilogue* epilogue;
+};
+
+// Packs rows [row0, row0 + mc) x depth [p0, p0 + kc) of op(A) into kMr-row strips,
+// each kc x kMr (k-major), the last one zero padded. The tile sizes are template
+// parameters so the full-strip copies compile to fixed-length vector moves.
+template <int kMr>
+void PackAStrips(const Problem& pr, int64_t row0, int64_t p0, int64_t mc, int64_t kc, float* dst) {
+  const float* rows[kMr];
+  for (int64_t ir = 0; ir < mc; ir += kMr) {
+    const int n_rows = static_cast<int>(std::min<int64_t>(kMr, mc - ir));
+    float* d = dst + ir * kc;
+    if (!pr.trans_a) {
+      for (int i = 0; i < kMr; ++i) rows[i] = pr.a + (row0 + ir + std::min(i, n_rows - 1)) * pr.lda + p0;
+      if (n_rows == kMr) {
+        for (int64_t p = 0; p < kc; ++p, d += kMr) {
+          for (int i = 0; i < kMr; ++i) d[i] = rows[i][p];
+        }
+      } else {
+        for (int64_t p = 0; p < kc; ++p, d += kMr) {
+          for (int i = 0; i < kMr; ++i) d[i] = i < n_rows ? rows[i][p] : 0.0f;
+        }
+      }
+    } else {
+      for (int64_t p = 0; p < kc; ++p, d += kMr) {
+        const float* src = pr.a + (p0 + p) * pr.lda + row0 + ir;
+        if (n_rows == kMr) {
+          std::memcpy(d, src, sizeof(float) * kMr);
+        } else {
+          for (int i = 0; i < kMr; ++i) d[i] = i < n_rows ? src[i] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+// Packs depth [p0, p0 + kc) x columns [col0, col0 + nc) of op(B) into kNr-column
+// strips, each kc x kNr (k-major), the last one zero padded.
+template <int kNr>
+void PackBStrips(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_t nc, float* dst) {
+  const float* cols[kNr];
+  for (int64_t jr = 0; jr < nc; jr += kNr) {
+    const int n_cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
+    float* d = dst + jr * kc;
+    if (!pr.trans_b) {
+      for (int64_t p = 0; p < kc; ++p, d += kNr) {
+        const float* src = pr.b + (p0 + p) * pr.ldb + col0 + jr;
+        if (n_cols == kNr) {
+          std::memcpy(d, src, sizeof(float) * kNr);  // fixed size: inlined vector moves
+        } else {
+          for (int j = 0; j < kNr; ++j) d[j] = j < n_cols ? src[j] : 0.0f;
+        }
+      }
+    } else {
+      for (int j = 0; j < kNr; ++j) cols[j] = pr.b + (col0 + jr + std::min(j, n_cols - 1)) * pr.ldb + p0;
+      for (int64_t p = 0; p < kc; ++p, d += kNr) {
+        for (int j = 0; j < kNr; ++j) d[j] = j < n_cols ? cols[j][p] : 0.0f;
+      }
+    }
+  }
+}
+
+void PackA(const Problem& pr, int64_t row0, int64_t p0, int64_t mc, int64_t kc, int mr, float* dst) {
+  switch (mr) {
+    case 4:
+      return PackAStrips<4>(pr, row0, p0, mc, kc, dst);
+    case 6:
+      return PackAStrips<6>(pr, row0, p0, mc, kc, dst);
+    case 14:
+      return PackAStrips<14>(pr, row0, p0, mc, kc, dst);
+  }
+  std::abort();  // a micro-kernel with an mr not listed here
+}
+
+void PackB(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_t nc, int nr, float* dst) {
+  switch (nr) {
+    case 8:
+      return PackBStrips<8>(pr, p0, col0, kc, nc, dst);
+    case 16:
+      return PackBStrips<16>(pr, p0, col0, kc, nc, dst);
+    case 32:
+      return PackBStrips<32>(pr, p0, col0, kc, nc, dst);
+  }
+  std::abort();  // a micro-kernel with an nr not listed here
+}
+
+float Activate(GemmActivation activation, float x) {
+  switch (activation) {
+    case GemmActivation::kRelu:
+      return x > 0.0f ? x : 0.0f;
+    case GemmActivation::kGelu:
+      return 0.5f * x * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2)));
+    case GemmActivation::kNone:
+      break;
+  }
+  return x;
+}
+
+void ApplyEpilogue(const Problem& pr, int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
+  const GemmEpilogue& ep = *pr.epilogue;
+  for (int64_t i = row0; i < row0 + rows; ++i) {
+    float* c = pr.c + i * pr.ldc;
+    if (ep.bias != nullptr) {
+      for (int64_t j = col0; j < col0 + cols; ++j) c[j] += ep.bias[j];
+    }
+    if (ep.activation != GemmActivation::kNone) {
+      for (int64_t j = col0; j < col0 + cols; ++j) c[j] = Activate(ep.activation, c[j]);
+    }
+    if (ep.residual != nullptr) {
+      const float* r = ep.residual + i * ep.ldr;
+      for (int64_t j = col0; j < col0 + cols; ++j) c[j] += r[j];
+    }
+  }
+}
+
+// nc when M fits one mc block: a multiple of every nr, kc * nc * 4 <= 384 KiB.
+constexpr int64_t kSmallMNc = 384;
+
+// Runs the micro-kernel over an mc x nc block of C from packed A and B blocks.
+void MacroKernel(const Problem& pr, const MicroKernel& mk, const float* a_pack, const float* b_pack, int64_t ic,
+                 int64_t mc, int64_t jc, int64_t nc, int64_t kc, bool first) {
+  for (int64_t jr = 0; jr < nc; jr += mk.nr) {
+    const int n_eff = static_cast<int>(std::min<int64_t>(mk.nr, nc - jr));
+    for (int64_t ir = 0; ir < mc; ir += mk.mr) {
+      const int m_eff = static_cast<int>(std::min<int64_t>(mk.mr, mc - ir));
+      mk.fn(kc, a_pack + ir * kc, b_pack + jr * kc, pr.c + (ic + ir) * pr.ldc + jc + jr, pr.ldc, m_eff, n_eff, pr.alpha,
+            pr.beta, first);
+    }
+  }
+}
+
+// The sequential BLIS loop nest over C rows [m0, m1) x columns [n0, n1). Every
+// element of C sees the same kc blocks in the same order whatever the region.
+void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  thread_local PackBuffer a_buffer, b_buffer;
+  const int64_t kc_max = std::min<int64_t>(mk.kc, pr.k);
+  const int64_t mc_max = std::min<int64_t>(mk.mc, (m1 - m0 + mk.mr - 1) / mk.mr * mk.mr);
+  // With a single mc block of rows the packed B block is not reused across ic, so it
+  // need not be large: keep it L2-sized (it is then read back from L2, not L3).
+  const bool single_m_block = m1 - m0 <= mk.mc;
+  const int64_t nc_block = single_m_block ? std::min<int64_t>(mk.nc, kSmallMNc) : mk.nc;
+  const int64_t nc_max = std::min<int64_t>(nc_block, (n1 - n0 + mk.nr - 1) / mk.nr * mk.nr);
+  float* a_pack = a_buffer.Get(mc_max * kc_max);
+  float* b_pack = b_buffer.Get(nc_max * kc_max);
+  const bool epilogue = !pr.epilogue->empty();
+  if (single_m_block) {
+    // pc outermost: the A block is packed once per kc block, not once per nc block.
+    for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
+      const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
+      PackA(pr, m0, pc, m1 - m0, kc, mk.mr, a_pack);
+      for (int64_t jc = n0; jc < n1; jc += nc_block) {
+        const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
+        PackB(pr, pc, jc, kc, nc, mk.nr, b_pack);
+        MacroKernel(pr, mk, a_pack, b_pack, m0, m1 - m0, jc, nc, kc, pc == 0);
+        if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, m0, m1 - m0, jc, nc);
+      }
+    }
+    return;
+  }
+  for (int64_t jc = n0; jc < n1; jc += nc_block) {
+    const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
+    for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
+      const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
+      PackB(pr, pc, jc, kc, nc, mk.nr, b_pack);
+      for (int64_t ic = m0; ic < m1; ic += mk.mc) {
+        const int64_t mc = std::min<int64_t>(mk.mc, m1 - ic);
+        PackA(pr, ic, pc, mc, kc, mk.mr, a_pack);
+        MacroKernel(pr, mk, a_pack, b_pack, ic, mc, jc, nc, kc, pc == 0);
+        if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, ic, mc, jc, nc);
+      }
+    }
+  }
+}
+
+// C = beta * C (+ epilogue) when there is no product to add (k == 0 or alpha == 0).
+void ScaleOnly(const Problem& pr, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* c = pr.c + i * pr.ldc;
+    for (int64_t j = 0; j < n; ++j) c[j] = pr.beta == 0.0f ? 0.0f : pr.beta * c[j];
+  }
+  if (!pr.epilogue->empty()) ApplyEpilogue(pr, 0, m, 0, n);
+}
+
+// At most this many parallel tasks, each at least this many flops.
+constexpr int64_t kMaxTasks = 32;
+constexpr int64_t kMinFlopsPerTask = 1 << 21;
+
+}  // namespace
+
+void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const GemmOptions& options) {
+  if (m <= 0 || n <= 0) return;
+  const Problem pr{trans_a, trans_b, k, alpha, a, lda, b, ldb, beta, c, ldc, &options.epilogue};
+  if (k <= 0 || alpha == 0.0f) {
+    ScaleOnly(pr, m, n);
+    return;
+  }
+  const MicroKernel& mk = SelectMicroKernel(options.isa.value_or(ActiveCpuIsa()));
+  // Split the larger of M and N: each task packs the whole of the other operand's
+  // panel, so this keeps the duplicated packing to the smaller operand.
+  const bool split_n = n >= m;
+  const int64_t strip = split_n ? mk.nr : mk.mr;
+  const int64_t extent = split_n ? n : m;
+  const int64_t strips = (extent + strip - 1) / strip;
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  const int64_t tasks =
+      std::clamp<int64_t>(static_cast<int64_t>(flops / kMinFlopsPerTask), 1, std::min(kMaxTasks, strips));
+  if (tasks == 1 || !options.parallel_for) {
+    GemmRegion(pr, mk, 0, m, 0, n);
+    return;
+  }
+  const int64_t strips_per_task = (strips + tasks - 1) / tasks;
+  const int64_t unit = strips_per_task * strip;
+  const int64_t units = (extent + unit - 1) / unit;
+  options.parallel_for(units, static_cast<int64_t>(flops / units), [&](int64_t begin, int64_t end) {
+    const int64_t lo = begin * unit;
+    const int64_t hi = std::min(extent, end * unit);
+    if (split_n) {
+      GemmRegion(pr, mk, 0, m, lo, hi);
+    } else {
+      GemmRegion(pr, mk, lo, hi, 0, n);
+    }
+  });
+}
+
+}  // namespace tsr

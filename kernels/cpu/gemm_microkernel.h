@@ -1,0 +1,35 @@
+// Internal to the GEMM: the micro-kernel contract between the driver (gemm.cc) and
+// the per-ISA kernels (gemm_avx2.cc, gemm_avx512.cc, each compiled with its own ISA
+// flags), and the cache blocking each one is tuned for.
+#ifndef TESSERA_KERNELS_CPU_GEMM_MICROKERNEL_H_
+#define TESSERA_KERNELS_CPU_GEMM_MICROKERNEL_H_
+
+#include <cstdint>
+
+namespace tsr {
+namespace gemm_internal {
+
+// Computes acc[mr][nr] = sum_p a[p * mr + i] * b[p * nr + j] over p < kc from packed
+// panels (a: mr-row strip, b: nr-column strip, both zero padded), then writes the
+// top-left m_eff x n_eff corner of C (row stride ldc):
+//   first block: c = beta == 0 ? alpha * acc : fma(beta, c, alpha * acc)
+//   later blocks: c = fma(alpha, acc, c)
+// Edge tiles perform exactly the same per-element operations as full ones.
+using MicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m_eff, int n_eff,
+                               float alpha, float beta, bool first);
+
+struct MicroKernel {
+  MicroKernelFn fn;
+  int mr, nr;      // register tile
+  int mc, kc, nc;  // cache blocks: mc % mr == 0, nc % nr == 0
+};
+
+// Defined in gemm_avx512.cc / gemm_avx2.cc / gemm.cc.
+const MicroKernel& Avx512MicroKernel();
+const MicroKernel& Avx2MicroKernel();
+const MicroKernel& ScalarMicroKernel();
+
+}  // namespace gemm_internal
+}  // namespace tsr
+
+#endif  // TESSERA_KERNELS_CPU_GEMM_MICROKERNEL_H_

@@ -1,0 +1,317 @@
+// Tests of the optimized CPU GEMM (kernels/cpu/gemm.h) against a double-precision
+// triple loop at every ISA level the machine supports, of the cpu MatMul/Gemm
+// kernels against the reference ones, and of thread-count independence.
+#include "kernels/cpu/gemm.h"
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "graph/tensor.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/run_op.h"
+
+namespace tsr {
+namespace {
+
+std::vector<CpuIsa> SupportedIsas() {
+  std::vector<CpuIsa> isas;
+  for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (SupportedCpuIsa(isa) == isa) isas.push_back(isa);
+  }
+  return isas;
+}
+
+std::vector<float> RandomVector(std::mt19937& rng, int64_t size) {
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(size));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// Runs fn over [0, n) in `chunks` contiguous ranges on their own threads.
+ParallelForFn ThreadedParallelFor(int chunks) {
+  return [chunks](int64_t n, int64_t, const std::function<void(int64_t, int64_t)>& fn) {
+    std::vector<std::thread> threads;
+    const int64_t per = (n + chunks - 1) / chunks;
+    for (int64_t begin = 0; begin < n; begin += per) {
+      threads.emplace_back([&fn, begin, per, n] { fn(begin, std::min(n, begin + per)); });
+    }
+    for (std::thread& t : threads) t.join();
+  };
+}
+
+struct Case {
+  bool trans_a, trans_b;
+  int64_t m, n, k;
+  float alpha, beta;
+  int64_t pad;  // extra leading-dimension elements
+};
+
+// Checks Sgemm against a double triple loop. The bound is the worst case of f32
+// summation, about (k + a few) * 2^-24 * sum |alpha * a * b| (+ the beta/epilogue terms).
+void CheckSgemm(const Case& cs, CpuIsa isa, uint32_t seed, const GemmEpilogue& epilogue = {}) {
+  SCOPED_TRACE(absl::StrCat("seed=", seed, " isa=", CpuIsaName(isa), " transA=", cs.trans_a, " transB=", cs.trans_b,
+                            " m=", cs.m, " n=", cs.n, " k=", cs.k, " alpha=", cs.alpha, " beta=", cs.beta,
+                            " pad=", cs.pad));
+  std::mt19937 rng(seed);
+  const int64_t a_rows = cs.trans_a ? cs.k : cs.m, a_cols = cs.trans_a ? cs.m : cs.k;
+  const int64_t b_rows = cs.trans_b ? cs.n : cs.k, b_cols = cs.trans_b ? cs.k : cs.n;
+  const int64_t lda = a_cols + cs.pad, ldb = b_cols + cs.pad, ldc = cs.n + cs.pad;
+  const std::vector<float> a = RandomVector(rng, a_rows * lda);
+  const std::vector<float> b = RandomVector(rng, b_rows * ldb);
+  std::vector<float> c = RandomVector(rng, cs.m * ldc);
+  if (cs.beta == 0.0f) std::fill(c.begin(), c.end(), std::numeric_limits<float>::quiet_NaN());
+  const std::vector<float> c0 = c;
+  GemmOptions options;
+  options.isa = isa;
+  options.epilogue = epilogue;
+  Sgemm(cs.trans_a, cs.trans_b, cs.m, cs.n, cs.k, cs.alpha, a.data(), lda, b.data(), ldb, cs.beta, c.data(), ldc,
+        options);
+  int bad = 0;
+  for (int64_t i = 0; i < cs.m; ++i) {
+    for (int64_t j = 0; j < cs.n; ++j) {
+      double sum = 0, abs_sum = 0;
+      for (int64_t p = 0; p < cs.k; ++p) {
+        const double x = cs.trans_a ? a[p * lda + i] : a[i * lda + p];
+        const double w = cs.trans_b ? b[j * ldb + p] : b[p * ldb + j];
+        sum += x * w;
+        abs_sum += std::abs(x * w);
+      }
+      double want = cs.alpha * sum;
+      if (cs.beta != 0.0f) want += cs.beta * static_cast<double>(c0[i * ldc + j]);
+      if (epilogue.bias != nullptr) want += epilogue.bias[j];
+      if (epilogue.activation == GemmActivation::kRelu) want = std::max(want, 0.0);
+      if (epilogue.activation == GemmActivation::kGelu) want = 0.5 * want * (1 + std::erf(want / std::sqrt(2.0)));
+      if (epilogue.residual != nullptr) want += epilogue.residual[i * epilogue.ldr + j];
+      const double tol = 2e-7 * (cs.k + 8) * (std::abs(cs.alpha) * abs_sum + std::abs(cs.beta) + 2) + 1e-6;
+      const float got = c[i * ldc + j];
+      if (!(std::abs(got - want) <= tol) && ++bad <= 5) {
+        ADD_FAILURE() << "C[" << i << "," << j << "] = " << got << ", want " << want;
+      }
+    }
+    // The padding between rows is never written.
+    for (int64_t j = cs.n; j < ldc; ++j) {
+      if (!(c[i * ldc + j] == c0[i * ldc + j] || (std::isnan(c[i * ldc + j]) && std::isnan(c0[i * ldc + j])))) {
+        ADD_FAILURE() << "padding C[" << i << "," << j << "] was overwritten";
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(CpuFeaturesTest, ParsesAndCapsTheIsa) {
+  EXPECT_EQ(ParseCpuIsa("avx2"), CpuIsa::kAvx2);
+  EXPECT_EQ(ParseCpuIsa("avx512"), CpuIsa::kAvx512);
+  EXPECT_EQ(ParseCpuIsa("scalar"), CpuIsa::kScalar);
+  EXPECT_EQ(ParseCpuIsa("sse9"), std::nullopt);
+  EXPECT_EQ(SupportedCpuIsa(CpuIsa::kAvx512), DetectedCpuIsa());
+  EXPECT_EQ(SupportedCpuIsa(CpuIsa::kScalar), CpuIsa::kScalar);
+  ::setenv("TESSERA_CPU_ISA", "scalar", 1);
+  EXPECT_EQ(ActiveCpuIsa(), CpuIsa::kScalar);
+  ::setenv("TESSERA_CPU_ISA", "avx512", 1);
+  EXPECT_EQ(ActiveCpuIsa(), DetectedCpuIsa());
+  ::setenv("TESSERA_CPU_ISA", "bogus", 1);
+  EXPECT_EQ(ActiveCpuIsa(), DetectedCpuIsa());
+  ::unsetenv("TESSERA_CPU_ISA");
+  EXPECT_EQ(ActiveCpuIsa(), DetectedCpuIsa());
+  std::cout << "detected ISA: " << CpuIsaName(DetectedCpuIsa()) << "\n";
+}
+
+TEST(SgemmTest, MatchesTripleLoopAtEveryIsa) {
+  const int64_t sizes[] = {1, 3, 17, 33, 64, 100};
+  for (CpuIsa isa : SupportedIsas()) {
+    uint32_t seed = 1;
+    for (int t = 0; t < 4; ++t) {
+      const bool trans_a = t & 1, trans_b = t & 2;
+      for (int64_t m : sizes) {
+        for (int64_t n : {int64_t{1}, int64_t{17}, int64_t{70}}) {
+          const int64_t k = sizes[(m + n + t) % 6];
+          CheckSgemm({trans_a, trans_b, m, n, k, 1.0f, 0.0f, 0}, isa, seed++);
+        }
+      }
+    }
+  }
+}
+
+TEST(SgemmTest, LargeAndOddShapesWithAlphaBetaAndStrides) {
+  const Case cases[] = {
+      {false, false, 1023, 17, 33, 1.0f, 0.0f, 0},  {true, false, 17, 1023, 3, -0.5f, 2.0f, 5},
+      {false, true, 3, 35, 1023, 2.0f, 1.0f, 3},    {true, true, 129, 67, 300, 0.75f, -1.5f, 1},
+      {false, false, 200, 300, 600, 1.0f, 1.0f, 7},
+  };
+  uint32_t seed = 100;
+  for (CpuIsa isa : SupportedIsas()) {
+    for (const Case& cs : cases) CheckSgemm(cs, isa, seed++);
+  }
+}
+
+TEST(SgemmTest, ZeroSizesAndZeroAlpha) {
+  for (CpuIsa isa : SupportedIsas()) {
+    CheckSgemm({false, false, 5, 7, 0, 1.0f, 0.5f, 2}, isa, 7);  // C = beta * C
+    CheckSgemm({false, false, 5, 7, 0, 1.0f, 0.0f, 0}, isa, 8);  // C = 0, NaNs dropped
+    CheckSgemm({false, true, 9, 4, 6, 0.0f, 3.0f, 0}, isa, 9);   // alpha == 0
+    CheckSgemm({false, false, 0, 7, 5, 1.0f, 1.0f, 0}, isa, 10);
+    CheckSgemm({true, false, 6, 0, 5, 1.0f, 1.0f, 0}, isa, 11);
+  }
+}
+
+TEST(SgemmTest, Epilogues) {
+  const int64_t m = 37, n = 45, ldr = 50;
+  std::mt19937 rng(42);
+  const std::vector<float> bias = RandomVector(rng, n);
+  const std::vector<float> residual = RandomVector(rng, m * ldr);
+  for (CpuIsa isa : SupportedIsas()) {
+    for (GemmActivation act : {GemmActivation::kNone, GemmActivation::kRelu, GemmActivation::kGelu}) {
+      GemmEpilogue ep;
+      ep.bias = bias.data();
+      ep.activation = act;
+      CheckSgemm({false, false, m, n, 300, 1.0f, 0.5f, 0}, isa, 20 + static_cast<int>(act), ep);
+      ep.residual = residual.data();
+      ep.ldr = ldr;
+      CheckSgemm({true, false, m, n, 19, 2.0f, 0.0f, 0}, isa, 30 + static_cast<int>(act), ep);
+      ep.bias = nullptr;
+      CheckSgemm({false, false, m, n, 0, 1.0f, 1.0f, 0}, isa, 40 + static_cast<int>(act), ep);
+    }
+  }
+}
+
+TEST(SgemmTest, ThreadedResultsAreBitwiseEqualToSingleThreaded) {
+  struct Shape3 {
+    int64_t m, n, k;
+  };
+  const Shape3 shapes[] = {{300, 70, 500}, {70, 300, 500}, {257, 259, 263}, {1, 1000, 100}};
+  uint32_t seed = 500;
+  for (CpuIsa isa : SupportedIsas()) {
+    for (const Shape3& s : shapes) {
+      for (int t = 0; t < 4; ++t) {
+        SCOPED_TRACE(
+            absl::StrCat("seed=", seed, " isa=", CpuIsaName(isa), " m=", s.m, " n=", s.n, " k=", s.k, " trans=", t));
+        std::mt19937 rng(seed++);
+        const bool trans_a = t & 1, trans_b = t & 2;
+        const std::vector<float> a = RandomVector(rng, s.m * s.k);
+        const std::vector<float> b = RandomVector(rng, s.k * s.n);
+        const std::vector<float> c0 = RandomVector(rng, s.m * s.n);
+        const std::vector<float> bias = RandomVector(rng, s.n);
+        std::vector<std::vector<float>> results;
+        for (int chunks : {1, 2, 3, 1000}) {
+          GemmOptions options;
+          options.isa = isa;
+          options.epilogue.bias = bias.data();
+          options.epilogue.activation = GemmActivation::kGelu;
+          if (chunks > 1) options.parallel_for = ThreadedParallelFor(chunks);
+          std::vector<float> c = c0;
+          Sgemm(trans_a, trans_b, s.m, s.n, s.k, 1.5f, a.data(), trans_a ? s.m : s.k, b.data(), trans_b ? s.k : s.n,
+                0.25f, c.data(), s.n, options);
+          results.push_back(std::move(c));
+        }
+        for (size_t r = 1; r < results.size(); ++r) {
+          EXPECT_TRUE(results[r] == results[0]) << "split " << r << " differs from single-threaded";
+        }
+      }
+    }
+  }
+}
+
+// --- The registered cpu kernels against the reference ones. ---
+
+Tensor RandomTensor(std::mt19937& rng, Shape shape) {
+  Tensor t(DType::kF32, shape);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  for (float& x : t.flat<float>()) x = dist(rng);
+  return t;
+}
+
+void ExpectCpuMatchesReference(absl::string_view op, const std::vector<std::optional<Tensor>>& inputs,
+                               const AttrMap& attrs) {
+  RunOpOptions reference;
+  reference.device = kReferenceDevice;
+  absl::StatusOr<std::vector<Tensor>> want = RunOp(op, inputs, attrs, reference);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (int threads : {1, 3}) {
+    RunOpOptions cpu;
+    cpu.device = kCpuDevice;
+    cpu.fall_back_to_reference = false;
+    if (threads > 1) cpu.parallel_for = ThreadedParallelFor(threads);
+    absl::StatusOr<std::vector<Tensor>> got = RunOp(op, inputs, attrs, cpu);
+    ASSERT_TRUE(got.ok()) << got.status();
+    const Tensor& g = (*got)[0];
+    const Tensor& w = (*want)[0];
+    ASSERT_EQ(g.shape(), w.shape());
+    for (int64_t i = 0; i < g.num_elements(); ++i) {
+      ASSERT_NEAR(g.data<float>()[i], w.data<float>()[i], 1e-4 * (1 + std::abs(w.data<float>()[i])))
+          << "element " << i << " threads=" << threads;
+    }
+  }
+}
+
+class CpuMatMulKernelTest : public ::testing::TestWithParam<CpuIsa> {
+ protected:
+  void SetUp() override {
+    if (SupportedCpuIsa(GetParam()) != GetParam()) GTEST_SKIP() << "CPU lacks " << CpuIsaName(GetParam());
+    ::setenv("TESSERA_CPU_ISA", std::string(CpuIsaName(GetParam())).c_str(), 1);
+  }
+  void TearDown() override { ::unsetenv("TESSERA_CPU_ISA"); }
+};
+
+TEST_P(CpuMatMulKernelTest, MatMulShapes) {
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{17, 33}, {33, 9}},     {{33}, {33, 40}},    {{2, 33}, {33}},  {{33}, {33}},     {{2, 1, 5, 7}, {3, 7, 4}},
+      {{4, 20, 30}, {30, 50}}, {{1, 3}, {5, 3, 2}}, {{0, 4}, {4, 6}}, {{3, 0}, {0, 5}}, {{130, 70}, {70, 90}},
+  };
+  uint32_t seed = 900;
+  for (const auto& [sa, sb] : shapes) {
+    SCOPED_TRACE(absl::StrCat("seed=", seed, " A=", sa.ToString(), " B=", sb.ToString()));
+    std::mt19937 rng(seed++);
+    ExpectCpuMatchesReference("MatMul", {RandomTensor(rng, sa), RandomTensor(rng, sb)}, {});
+  }
+}
+
+TEST_P(CpuMatMulKernelTest, GemmAttributesAndC) {
+  struct GemmCase {
+    Shape a, b;
+    std::optional<Shape> c;
+    int trans_a, trans_b;
+    float alpha, beta;
+  };
+  const GemmCase cases[] = {
+      {{20, 30}, {30, 40}, std::nullopt, 0, 0, 1.0f, 1.0f}, {{30, 20}, {30, 40}, Shape{20, 40}, 1, 0, 0.5f, 2.0f},
+      {{20, 30}, {40, 30}, Shape{40}, 0, 1, 1.0f, 1.0f},    {{30, 20}, {40, 30}, Shape{1, 40}, 1, 1, -1.0f, 0.5f},
+      {{20, 30}, {30, 40}, Shape{20, 1}, 0, 0, 1.0f, 3.0f}, {{20, 30}, {30, 40}, Shape{}, 0, 0, 2.0f, -1.0f},
+      {{20, 0}, {0, 40}, Shape{20, 40}, 0, 0, 1.0f, 0.5f},  {{20, 30}, {30, 40}, Shape{20, 40}, 0, 0, 1.0f, 0.0f},
+  };
+  uint32_t seed = 1000;
+  for (const GemmCase& gc : cases) {
+    SCOPED_TRACE(absl::StrCat("seed=", seed, " A=", gc.a.ToString(), " B=", gc.b.ToString(),
+                              " C=", gc.c ? gc.c->ToString() : "none", " transA=", gc.trans_a, " transB=", gc.trans_b,
+                              " alpha=", gc.alpha, " beta=", gc.beta));
+    std::mt19937 rng(seed++);
+    std::vector<std::optional<Tensor>> inputs = {RandomTensor(rng, gc.a), RandomTensor(rng, gc.b)};
+    if (gc.c) inputs.push_back(RandomTensor(rng, *gc.c));
+    const AttrMap attrs = {{"transA", AttrValue::Int(gc.trans_a)},
+                           {"transB", AttrValue::Int(gc.trans_b)},
+                           {"alpha", AttrValue::Float(gc.alpha)},
+                           {"beta", AttrValue::Float(gc.beta)}};
+    ExpectCpuMatchesReference("Gemm", inputs, attrs);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllIsas, CpuMatMulKernelTest,
+                         ::testing::Values(CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512),
+                         [](const ::testing::TestParamInfo<CpuIsa>& info) {
+                           return std::string(CpuIsaName(info.param));
+                         });
+
+}  // namespace
+}  // namespace tsr
