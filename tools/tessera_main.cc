@@ -14,6 +14,7 @@ constexpr Command kCommands[] = {
     {"inspect", "print a model's totals (parameters, FLOPs), signature and nodes", RunInspect},
     {"convert", "convert a GraphDef between binary (.pb) and text (.pbtxt)", RunConvert},
     {"example", "build an example model (mlp, lenet) and save it as a GraphDef", RunExample},
+    {"run", "run a model on inputs from .npy files; print, save and profile its outputs", RunRun},
 };
 
 const Command* FindCommand(absl::string_view name) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/ops/op_helpers.h"
+#include "graph/ops/slice_geometry.h"
 #include "graph/status_macros.h"
 
 namespace tsr {
@@ -183,26 +184,6 @@ absl::Status InferSplit(InferenceContext& ctx) {
   return absl::OkStatus();
 }
 
-// ceil(a / b) for a > 0, b > 0, without overflow for any b (steps may be huge).
-int64_t CeilDivPositive(uint64_t a, uint64_t b) { return static_cast<int64_t>(1 + (a - 1) / b); }
-
-// Elements of a slice of a static axis of size d, with ONNX's clamping.
-int64_t SliceSize(int64_t d, int64_t start, int64_t end, int64_t step) {
-  if (d == 0) return 0;
-  if (start < 0) start += d;
-  if (end < 0) end += d;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, d);
-    end = std::clamp<int64_t>(end, 0, d);
-    return end > start ? CeilDivPositive(static_cast<uint64_t>(end - start), static_cast<uint64_t>(step)) : 0;
-  }
-  start = std::clamp<int64_t>(start, 0, d - 1);
-  end = std::clamp<int64_t>(end, -1, d - 1);
-  // -step as unsigned: exact even for INT64_MIN.
-  return start > end ? CeilDivPositive(static_cast<uint64_t>(start - end), uint64_t{0} - static_cast<uint64_t>(step))
-                     : 0;
-}
-
 // Whether slicing an axis of unknown size N keeps all of it (forwards or reversed),
 // whatever N is. Any start/end beyond kMaxElements is past every possible N.
 bool IsFullSlice(int64_t start, int64_t end, int64_t step) {
@@ -244,7 +225,7 @@ absl::Status InferSlice(InferenceContext& ctx) {
       }
       continue;
     }
-    out.set_dim(a, SliceSize(in.dim(a), starts[i], ends[i], steps[i]));
+    out.set_dim(a, ResolveSlice(in.dim(a), starts[i], ends[i], steps[i]).size);
   }
   ctx.set_output(0, ctx.input_dtype(0), std::move(out));
   return absl::OkStatus();

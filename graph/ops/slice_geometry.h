@@ -1,7 +1,7 @@
 // `ResolveSlice`: where ONNX Slice's (start, end, step) lands on one axis of a known
 // size — the first index taken, the stride and the element count — with ONNX's
-// rules for negative indices and clamping. Shared by the Slice kernels; it repeats
-// the arithmetic of Slice's shape function (graph/ops/layout_ops.cc).
+// rules for negative indices and clamping. The one implementation of this arithmetic:
+// used by Slice's shape function (graph/ops/layout_ops.cc) and the Slice kernels.
 #ifndef TESSERA_GRAPH_OPS_SLICE_GEOMETRY_H_
 #define TESSERA_GRAPH_OPS_SLICE_GEOMETRY_H_
 

@@ -37,16 +37,32 @@ expect_not_out() { [[ $out != *"$1"* ]] || fail "expected stdout not to contain:
 expect_err() { [[ $err == *"$1"* ]] || fail "expected stderr to contain: $1"; }
 expect_same_files() { cmp -s "$1" "$2" || fail "expected $1 and $2 to be identical"; }
 
+# write_npy FILE DESCR SHAPE WORD COUNT: a version-1.0 .npy file as numpy writes it, with
+# header dict {'descr': DESCR, 'fortran_order': False, 'shape': SHAPE} and COUNT copies
+# of WORD (printf escapes, e.g. '\x00\x00\x80\x3f' for the f32 1.0) as its data.
+write_npy() {
+  local dict="{'descr': '$2', 'fortran_order': False, 'shape': $3, }"
+  local len=$((${#dict} + 1))
+  len=$((len + 64 - (10 + len) % 64))
+  {
+    printf '\x93NUMPY\x01\x00'
+    printf "\\x$(printf %02x $((len % 256)))\\x$(printf %02x $((len / 256)))"
+    printf '%s' "$dict"
+    printf "%$((len - ${#dict} - 1))s\n" ""
+    for ((k = 0; k < $5; k++)); do printf "$4"; done
+  } >"$1"
+}
+
 case $case_name in
   help)
     run "$tessera" --help
     expect_code 0
     expect_out "usage: tessera COMMAND"
-    for cmd in inspect convert example help; do expect_out "  $cmd"; done
+    for cmd in inspect convert example run help; do expect_out "  $cmd"; done
     run "$tessera" help
     expect_code 0
     expect_out "usage: tessera COMMAND"
-    for cmd in inspect convert example; do
+    for cmd in inspect convert example run; do
       run "$tessera" "$cmd" --help
       expect_code 0
       expect_out "usage: tessera $cmd"
@@ -189,6 +205,98 @@ case $case_name in
     run "$tessera" example mlp -o "$tmp/no/such/dir/x.pb"
     expect_code 1
     expect_err "tessera example:"
+    ;;
+
+  run)
+    run "$tessera" example mlp -o "$tmp/mlp.pb"
+    expect_code 0
+    write_npy "$tmp/image.npy" '<f4' '(2, 784)' '\x00\x00\x80\x3f' 1568  # all 1.0
+    run "$tessera" run "$tmp/mlp.pb" --input "image=$tmp/image.npy" --output-dir "$tmp/out" \
+      --profile "$tmp/trace.json" --top 3
+    expect_code 0
+    expect_out "logits: f32[2,10] {"
+    expect_out "wrote $tmp/out/logits.npy"
+    expect_out "wrote a Chrome trace of 15 ops to $tmp/trace.json"
+    [[ $out =~ MatMul\ +3\ +[0-9.]+\ +[0-9.]+\ +[0-9.]+% ]] || fail "expected a table row: MatMul, 3 calls"
+    [[ $out =~ \(all\)\ +15\ +[0-9.]+\ +[0-9.]+\ +100\.0% ]] || fail "expected a total row of 15 calls"
+    # f32[2,10]: a 128-byte header and 80 bytes of data.
+    [[ $(stat -c %s "$tmp/out/logits.npy") -eq 208 ]] || fail "logits.npy does not hold f32[2,10]"
+    grep -qa "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 10), }" "$tmp/out/logits.npy" ||
+      fail "logits.npy has the wrong header"
+    if command -v python3 >/dev/null; then
+      python3 -c 'import json, sys
+t = json.load(open(sys.argv[1]))["traceEvents"]
+x = [e for e in t if e["ph"] == "X"]
+assert len(x) == 15 and {e["args"]["op"] for e in x} == {"MatMul", "Add", "Relu", "Variable", "Placeholder"}, x' \
+        "$tmp/trace.json" || fail "the trace is not the expected JSON"
+    fi
+    # Same seed (so the same weights) on the reference device, one thread: the same logits
+    # up to rounding.
+    run "$tessera" run "$tmp/mlp.pb" -i "image=$tmp/image.npy" -o "$tmp/ref" --device reference --threads 1
+    expect_code 0
+    expect_not_out "Chrome trace"
+    [[ $(stat -c %s "$tmp/ref/logits.npy") -eq 208 ]] || fail "ref/logits.npy does not hold f32[2,10]"
+    if command -v python3 >/dev/null; then
+      python3 -c 'import struct, sys
+a, b = (struct.unpack("<20f", open(f, "rb").read()[128:]) for f in sys.argv[1:])
+assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(a, b)), (a, b)
+assert len(set(a)) > 1, a' "$tmp/out/logits.npy" "$tmp/ref/logits.npy" || fail "cpu and reference logits differ"
+    fi
+    # Another batch size binds N.
+    write_npy "$tmp/image3.npy" '<f4' '(3, 784)' '\x00\x00\x00\x00' 2352
+    run "$tessera" run "$tmp/mlp.pb" --input="image=$tmp/image3.npy"
+    expect_code 0
+    expect_out "logits: f32[3,10]"
+    ;;
+
+  run_errors)
+    run "$tessera" example mlp -o "$tmp/mlp.pb"
+    expect_code 0
+    run "$tessera" run "$tmp/mlp.pb"
+    expect_code 2
+    expect_err "missing --input image=FILE.npy (the model's input 'image' is f32[N,784])"
+    run "$tessera" run "$tmp/mlp.pb" --input image
+    expect_code 2
+    expect_err "--input takes NAME=FILE.npy, not 'image'"
+    run "$tessera" run "$tmp/mlp.pb" --input
+    expect_code 2
+    expect_err "needs a value"
+    run "$tessera" run "$tmp/mlp.pb" --input "image=$tmp/a.npy" --input "image=$tmp/b.npy"
+    expect_code 2
+    expect_err "input 'image' is given twice"
+    run "$tessera" run "$tmp/mlp.pb" --device gpu --input "image=$tmp/a.npy"
+    expect_code 2
+    expect_err "unknown --device 'gpu'"
+    run "$tessera" run --input "image=$tmp/a.npy"
+    expect_code 2
+    expect_err "expected one MODEL"
+    run "$tessera" run "$tmp/missing.pb" --input "image=$tmp/a.npy"
+    expect_code 1
+    expect_err "missing.pb"
+    run "$tessera" run "$tmp/mlp.pb" --input "image=$tmp/missing.npy"
+    expect_code 1
+    expect_err "missing.npy: cannot open"
+    printf 'not numpy at all' >"$tmp/bad.npy"
+    run "$tessera" run "$tmp/mlp.pb" --input "image=$tmp/bad.npy"
+    expect_code 1
+    expect_err "bad.npy: npy: not a .npy file"
+    write_npy "$tmp/short.npy" '<f4' '(2, 784)' '\x00' 10
+    run "$tessera" run "$tmp/mlp.pb" --input "image=$tmp/short.npy"
+    expect_code 1
+    expect_err "short.npy: npy: truncated data"
+    write_npy "$tmp/wrong_shape.npy" '<f4' '(2, 100)' '\x00\x00\x00\x00' 200
+    run "$tessera" run "$tmp/mlp.pb" --input "image=$tmp/wrong_shape.npy" -o "$tmp/out"
+    expect_code 1
+    expect_err "feed 'image' has shape [2,100] but the graph expects [N,784]"
+    [[ ! -e $tmp/out ]] || fail "a failed run wrote outputs"
+    write_npy "$tmp/wrong_dtype.npy" '<i4' '(1, 784)' '\x00\x00\x00\x00' 784
+    run "$tessera" run "$tmp/mlp.pb" --input "image=$tmp/wrong_dtype.npy"
+    expect_code 1
+    expect_err "feed 'image' has dtype i32 but the graph expects f32"
+    write_npy "$tmp/ok.npy" '<f4' '(1, 784)' '\x00\x00\x00\x00' 784
+    run "$tessera" run "$tmp/mlp.pb" --input "image=$tmp/ok.npy" --input "bogus=$tmp/ok.npy"
+    expect_code 1
+    expect_err "unknown feed 'bogus'"
     ;;
 
   examples_programs)

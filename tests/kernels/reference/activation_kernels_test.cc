@@ -14,62 +14,17 @@
 #include "kernels/kernel.h"
 #include "kernels/reference/convert.h"
 #include "kernels/run_op.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace tsr {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// A tensor of `dtype` holding `values` (converted like Cast).
-Tensor Make(DType dtype, Shape shape, const std::vector<double>& values) {
-  Tensor t(dtype, std::move(shape));
-  VisitDType(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = reference::ConvertScalar<T>(values[i]);
-  });
-  return t;
-}
-
-std::vector<double> Values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.GetAsDouble(i));
-  return v;
-}
-
-Tensor Eval(absl::string_view op, const std::vector<std::optional<Tensor>>& inputs, const AttrMap& attrs = {}) {
-  absl::StatusOr<std::vector<Tensor>> out = RunOp(op, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? (*out)[0] : Tensor();
-}
-
-// Elementwise comparison within `tolerance` (relative), where NaN matches NaN.
-void ExpectValues(const Tensor& t, const std::vector<double>& expected, double tolerance = 0) {
-  const std::vector<double> got = Values(t);
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(expected[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " is " << got[i];
-    } else if (tolerance == 0 || std::isinf(expected[i])) {
-      EXPECT_EQ(got[i], expected[i]) << "element " << i;
-    } else {
-      EXPECT_NEAR(got[i], expected[i], tolerance * std::max(1.0, std::fabs(expected[i]))) << "element " << i;
-    }
-  }
-}
-
-// The dtypes the op accepts for input 0, in kAllDTypes order.
-std::vector<DType> AcceptedDTypes(absl::string_view op) {
-  absl::StatusOr<const OpDef*> def = OpRegistry::Global().Lookup(op);
-  EXPECT_TRUE(def.ok());
-  std::vector<DType> out;
-  if (!def.ok()) return out;
-  const TypeConstraintDef* c = (*def)->FindTypeConstraint((*def)->inputs[0].type_var);
-  for (DType d : kAllDTypes) {
-    if (c != nullptr && Contains(c->allowed, d)) out.push_back(d);
-  }
-  return out;
-}
+using ::tsr::testing::AcceptedDTypes;
+using ::tsr::testing::ExpectValues;
+using ::tsr::testing::kInf;
+using ::tsr::testing::kNaN;
+using ::tsr::testing::Make;
+using ::tsr::testing::RunOne;
 
 TEST(ActivationKernelsTest, RegisteredForEveryAcceptedDType) {
   for (const char* op : {"Relu", "LeakyRelu", "Gelu", "Sigmoid", "Tanh", "Erf", "Softplus", "Silu"}) {
@@ -80,60 +35,61 @@ TEST(ActivationKernelsTest, RegisteredForEveryAcceptedDType) {
 TEST(ActivationKernelsTest, Relu) {
   for (DType dtype : kSignedDTypes) {
     SCOPED_TRACE(DTypeName(dtype));
-    ExpectValues(Eval("Relu", {Make(dtype, Shape{2, 2}, {-3, 0, 2, -1})}), {0, 0, 2, 0});
+    ExpectValues(RunOne("Relu", {Make(dtype, Shape{2, 2}, {-3, 0, 2, -1})}), {0, 0, 2, 0});
   }
-  ExpectValues(Eval("Relu", {Make(DType::kF32, Shape{3}, {kNaN, -kInf, kInf})}), {kNaN, 0, kInf});
-  EXPECT_EQ(Eval("Relu", {Tensor(DType::kF32, Shape{0, 2})}).shape(), (Shape{0, 2}));
+  ExpectValues(RunOne("Relu", {Make(DType::kF32, Shape{3}, {kNaN, -kInf, kInf})}), {kNaN, 0, kInf});
+  EXPECT_EQ(RunOne("Relu", {Tensor(DType::kF32, Shape{0, 2})}).shape(), (Shape{0, 2}));
 }
 
 TEST(ActivationKernelsTest, LeakyRelu) {
-  ExpectValues(Eval("LeakyRelu", {Make(DType::kF64, Shape{3}, {-2, 0, 3})}), {-0.02, 0, 3});
-  ExpectValues(Eval("LeakyRelu", {Make(DType::kF32, Shape{2}, {-2, 4})}, {{"alpha", AttrValue::Float(0.5)}}), {-1, 4});
-  ExpectValues(Eval("LeakyRelu", {Make(DType::kF16, Shape{2}, {-4, kNaN})}, {{"alpha", AttrValue::Float(0.25)}}),
+  ExpectValues(RunOne("LeakyRelu", {Make(DType::kF64, Shape{3}, {-2, 0, 3})}), {-0.02, 0, 3});
+  ExpectValues(RunOne("LeakyRelu", {Make(DType::kF32, Shape{2}, {-2, 4})}, {{"alpha", AttrValue::Float(0.5)}}),
+               {-1, 4});
+  ExpectValues(RunOne("LeakyRelu", {Make(DType::kF16, Shape{2}, {-4, kNaN})}, {{"alpha", AttrValue::Float(0.25)}}),
                {-1, kNaN});
 }
 
 TEST(ActivationKernelsTest, GeluBothForms) {
   // Hand values: Phi(1) = 0.841344746068543, Phi(-1) = 0.158655253931457.
-  ExpectValues(Eval("Gelu", {Make(DType::kF64, Shape{4}, {0, 1, -1, 20})}),
+  ExpectValues(RunOne("Gelu", {Make(DType::kF64, Shape{4}, {0, 1, -1, 20})}),
                {0, 0.841344746068543, -0.158655253931457, 20}, 1e-14);
   // tanh form at 1: 0.5 (1 + tanh(sqrt(2/pi) * 1.044715)) = 0.8411919906082768.
-  ExpectValues(Eval("Gelu", {Make(DType::kF64, Shape{3}, {0, 1, -20})}, {{"approximate", AttrValue::String("tanh")}}),
+  ExpectValues(RunOne("Gelu", {Make(DType::kF64, Shape{3}, {0, 1, -20})}, {{"approximate", AttrValue::String("tanh")}}),
                {0, 0.8411919906082768, 0}, 1e-14);
-  ExpectValues(Eval("Gelu", {Make(DType::kBF16, Shape{1}, {1})}), {0.83984375});  // 0.8413 rounded to bf16
+  ExpectValues(RunOne("Gelu", {Make(DType::kBF16, Shape{1}, {1})}), {0.83984375});  // 0.8413 rounded to bf16
 }
 
 TEST(ActivationKernelsTest, SigmoidStableAtExtremes) {
-  ExpectValues(Eval("Sigmoid", {Make(DType::kF64, Shape{5}, {0, 100, -100, 1, -800})}),
+  ExpectValues(RunOne("Sigmoid", {Make(DType::kF64, Shape{5}, {0, 100, -100, 1, -800})}),
                {0.5, 1, 3.7200759760208356e-44, 0.7310585786300049, 0}, 1e-15);
-  Tensor f32 = Eval("Sigmoid", {Make(DType::kF32, Shape{4}, {100, -100, kInf, -kInf})});
+  Tensor f32 = RunOne("Sigmoid", {Make(DType::kF32, Shape{4}, {100, -100, kInf, -kInf})});
   // sigmoid(-100) = 3.72e-44 is an f32 subnormal, not 0.
   ExpectValues(f32, {1, static_cast<float>(3.7200759760208356e-44), 1, 0});
-  ExpectValues(Eval("Sigmoid", {Make(DType::kF32, Shape{1}, {kNaN})}), {kNaN});
+  ExpectValues(RunOne("Sigmoid", {Make(DType::kF32, Shape{1}, {kNaN})}), {kNaN});
 }
 
 TEST(ActivationKernelsTest, SoftplusStableAtExtremes) {
-  ExpectValues(Eval("Softplus", {Make(DType::kF64, Shape{5}, {0, 100, -100, 1000, -1000})}),
+  ExpectValues(RunOne("Softplus", {Make(DType::kF64, Shape{5}, {0, 100, -100, 1000, -1000})}),
                {std::log(2.0), 100, 3.720075976020836e-44, 1000, 0}, 1e-15);
-  ExpectValues(Eval("Softplus", {Make(DType::kF32, Shape{3}, {100, -100, kInf})}),
+  ExpectValues(RunOne("Softplus", {Make(DType::kF32, Shape{3}, {100, -100, kInf})}),
                {100, static_cast<float>(3.720075976020836e-44), kInf});
-  ExpectValues(Eval("Softplus", {Make(DType::kF16, Shape{2}, {kNaN, -kInf})}), {kNaN, 0});
+  ExpectValues(RunOne("Softplus", {Make(DType::kF16, Shape{2}, {kNaN, -kInf})}), {kNaN, 0});
 }
 
 TEST(ActivationKernelsTest, TanhErfSilu) {
-  ExpectValues(Eval("Tanh", {Make(DType::kF64, Shape{4}, {0, 1, -1, 100})}),
+  ExpectValues(RunOne("Tanh", {Make(DType::kF64, Shape{4}, {0, 1, -1, 100})}),
                {0, 0.7615941559557649, -0.7615941559557649, 1}, 1e-15);
-  ExpectValues(Eval("Erf", {Make(DType::kF64, Shape{4}, {0, 1, -1, 10})}),
+  ExpectValues(RunOne("Erf", {Make(DType::kF64, Shape{4}, {0, 1, -1, 10})}),
                {0, 0.8427007929497149, -0.8427007929497149, 1}, 1e-15);
-  ExpectValues(Eval("Silu", {Make(DType::kF64, Shape{4}, {0, 1, -100, 100})}),
+  ExpectValues(RunOne("Silu", {Make(DType::kF64, Shape{4}, {0, 1, -100, 100})}),
                {0, 0.7310585786300049, -3.7200759760208356e-42, 100}, 1e-14);
-  ExpectValues(Eval("Silu", {Make(DType::kF32, Shape{2}, {-1000, 1000})}), {0, 1000});
+  ExpectValues(RunOne("Silu", {Make(DType::kF32, Shape{2}, {-1000, 1000})}), {0, 1000});
 }
 
 TEST(ActivationKernelsTest, HalfTypesRoundOnce) {
   // tanh(0.5) = 0.46211715726; nearest f16 is 0.462158203125 (1893/4096).
-  ExpectValues(Eval("Tanh", {Make(DType::kF16, Shape{1}, {0.5})}), {0.462158203125});
-  ExpectValues(Eval("Sigmoid", {Make(DType::kBF16, Shape{2}, {0, 100})}), {0.5, 1});
+  ExpectValues(RunOne("Tanh", {Make(DType::kF16, Shape{1}, {0.5})}), {0.462158203125});
+  ExpectValues(RunOne("Sigmoid", {Make(DType::kBF16, Shape{2}, {0, 100})}), {0.5, 1});
 }
 
 }  // namespace

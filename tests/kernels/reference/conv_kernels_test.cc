@@ -14,33 +14,18 @@
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/run_op.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace tsr {
 namespace {
 
-Tensor Random(Shape shape, std::mt19937& rng) {
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(shape.num_elements()));
-  for (double& x : v) x = dist(rng);
-  return Tensor::FromVector<double>(std::move(shape), v);
-}
+using ::tsr::testing::ExpectNear;
+using ::tsr::testing::Random;
+using ::tsr::testing::RunOne;
+using ::tsr::testing::Values;
 
-Tensor RunOne(const std::string& op, const std::vector<std::optional<Tensor>>& inputs, const AttrMap& attrs = {}) {
-  absl::StatusOr<std::vector<Tensor>> out = RunOp(op, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? (*out)[0] : Tensor();
-}
-
-void ExpectNear(const Tensor& t, const std::vector<double>& expected, double tol = 1e-10) {
-  ASSERT_EQ(t.num_elements(), static_cast<int64_t>(expected.size())) << t.DebugString();
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(t.GetAsDouble(i), expected[i], tol) << "element " << i;
-}
-
-std::vector<double> Values(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.num_elements()));
-  for (int64_t i = 0; i < t.num_elements(); ++i) v[i] = t.GetAsDouble(i);
-  return v;
-}
+// Absolute tolerance of ExpectNear where a test gives none.
+constexpr double kTol = 1e-10;
 
 double Dot(const Tensor& a, const Tensor& b) {
   EXPECT_EQ(a.shape(), b.shape());
@@ -55,26 +40,26 @@ TEST(ConvKernelTest, HandComputed2D) {
   Tensor w = Tensor::FromVector<float>({1, 1, 2, 2}, {1, 1, 1, 1});
   Tensor y = RunOne("Conv", {x, w});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 2, 2}));
-  ExpectNear(y, {12, 16, 24, 28});
+  ExpectNear(y, {12, 16, 24, 28}, kTol);
   // Pads of 1, stride 2, bias 100: the corners of the 4x4 padded-window grid.
   Tensor yp = RunOne("Conv", {x, w, Tensor::FromVector<float>({1}, {100})},
                      {{"pads", AttrValue::Ints({1, 1, 1, 1})}, {"strides", AttrValue::Ints({2, 2})}});
   EXPECT_EQ(yp.shape(), (Shape{1, 1, 2, 2}));
-  ExpectNear(yp, {101, 105, 111, 128});
+  ExpectNear(yp, {101, 105, 111, 128}, kTol);
   // Dilation 2 over a 3x3 input with a 2x2 kernel reads the four corners.
   Tensor yd = RunOne("Conv", {x, w}, {{"dilations", AttrValue::Ints({2, 2})}});
-  ExpectNear(yd, {1 + 3 + 7 + 9});
+  ExpectNear(yd, {1 + 3 + 7 + 9}, kTol);
 }
 
 TEST(ConvKernelTest, HandComputed1DWithSameUpperAndLower) {
   Tensor x = Tensor::FromVector<double>({1, 1, 4}, {1, 2, 3, 4});
   Tensor w = Tensor::FromVector<double>({1, 1, 2}, {1, 10});
   // SAME_UPPER: one pad unit at the end -> [1+20, 2+30, 3+40, 4+0].
-  ExpectNear(RunOne("Conv", {x, w}, {{"auto_pad", AttrValue::String("SAME_UPPER")}}), {21, 32, 43, 4});
+  ExpectNear(RunOne("Conv", {x, w}, {{"auto_pad", AttrValue::String("SAME_UPPER")}}), {21, 32, 43, 4}, kTol);
   // SAME_LOWER: the unit at the beginning -> [0+10, 1+20, 2+30, 3+40].
-  ExpectNear(RunOne("Conv", {x, w}, {{"auto_pad", AttrValue::String("SAME_LOWER")}}), {10, 21, 32, 43});
+  ExpectNear(RunOne("Conv", {x, w}, {{"auto_pad", AttrValue::String("SAME_LOWER")}}), {10, 21, 32, 43}, kTol);
   ExpectNear(RunOne("Conv", {x, w}, {{"auto_pad", AttrValue::String("VALID")}, {"strides", AttrValue::Ints({2})}}),
-             {21, 43});
+             {21, 43}, kTol);
 }
 
 TEST(ConvKernelTest, OneByOneConvEqualsMatMul) {
@@ -250,7 +235,7 @@ TEST(ConvKernelTest, RandomizedMatchesDirectLoopOverPaddedInput) {
         }
       }
     }
-    ExpectNear(y, expected);
+    ExpectNear(y, expected, kTol);
   }
 }
 
@@ -270,7 +255,7 @@ TEST(ConvKernelTest, HalfPrecisionDTypes) {
     }
     Tensor y = RunOne("Conv", {x, w});
     ASSERT_EQ(y.dtype(), dtype);
-    ExpectNear(y, {-1.5, -2});
+    ExpectNear(y, {-1.5, -2}, kTol);
   }
 }
 
@@ -285,12 +270,12 @@ TEST(ConvTransposeKernelTest, HandComputed) {
   // Stride 1: each input spreads over a 2x2 block; overlaps add up.
   Tensor y = RunOne("ConvTranspose", {x, w});
   EXPECT_EQ(y.shape(), (Shape{1, 1, 3, 3}));
-  ExpectNear(y, {1, 3, 2, 4, 10, 6, 3, 7, 4});
+  ExpectNear(y, {1, 3, 2, 4, 10, 6, 3, 7, 4}, kTol);
   // Stride 2: disjoint 2x2 blocks; bias 0.5 everywhere.
   Tensor y2 =
       RunOne("ConvTranspose", {x, w, Tensor::FromVector<float>({1}, {0.5})}, {{"strides", AttrValue::Ints({2, 2})}});
   EXPECT_EQ(y2.shape(), (Shape{1, 1, 4, 4}));
-  ExpectNear(y2, {1.5, 1.5, 2.5, 2.5, 1.5, 1.5, 2.5, 2.5, 3.5, 3.5, 4.5, 4.5, 3.5, 3.5, 4.5, 4.5});
+  ExpectNear(y2, {1.5, 1.5, 2.5, 2.5, 1.5, 1.5, 2.5, 2.5, 3.5, 3.5, 4.5, 4.5, 3.5, 3.5, 4.5, 4.5}, kTol);
   // output_padding adds a last row/column that only the bias reaches here.
   Tensor y3 = RunOne("ConvTranspose", {x, w, Tensor::FromVector<float>({1}, {0.5})},
                      {{"strides", AttrValue::Ints({2, 2})}, {"output_padding", AttrValue::Ints({1, 1})}});
@@ -306,20 +291,20 @@ TEST(ConvTransposeKernelTest, OutputShapeDerivesThePads) {
   Tensor x = Tensor::FromVector<double>({1, 1, 3}, {1, 2, 3});
   Tensor w = Tensor::FromVector<double>({1, 1, 3}, {1, 10, 100});
   const AttrMap strides{{"strides", AttrValue::Ints({2})}};
-  ExpectNear(RunOne("ConvTranspose", {x, w}, strides), {1, 10, 102, 20, 203, 30, 300});
+  ExpectNear(RunOne("ConvTranspose", {x, w}, strides), {1, 10, 102, 20, 203, 30, 300}, kTol);
   // output_shape 4 drops 3 positions: 2 at the beginning (the odd unit goes there, as ONNX
   // writes it), 1 at the end.
   AttrMap shaped = strides;
   shaped["output_shape"] = AttrValue::Ints({4});
-  ExpectNear(RunOne("ConvTranspose", {x, w}, shaped), {102, 20, 203, 30});
+  ExpectNear(RunOne("ConvTranspose", {x, w}, shaped), {102, 20, 203, 30}, kTol);
   // Explicit pads 2+1 give the same window.
   AttrMap padded = strides;
   padded["pads"] = AttrValue::Ints({2, 1});
-  ExpectNear(RunOne("ConvTranspose", {x, w}, padded), {102, 20, 203, 30});
+  ExpectNear(RunOne("ConvTranspose", {x, w}, padded), {102, 20, 203, 30}, kTol);
   // SAME_UPPER: output 3*2 = 6, total pad 1 at the end.
   AttrMap same = strides;
   same["auto_pad"] = AttrValue::String("SAME_UPPER");
-  ExpectNear(RunOne("ConvTranspose", {x, w}, same), {1, 10, 102, 20, 203, 30});
+  ExpectNear(RunOne("ConvTranspose", {x, w}, same), {1, 10, 102, 20, 203, 30}, kTol);
 }
 
 TEST(ConvTransposeKernelTest, IsTheAdjointOfConv) {

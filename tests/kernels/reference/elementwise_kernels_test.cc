@@ -14,47 +14,16 @@
 #include "kernels/kernel.h"
 #include "kernels/reference/convert.h"
 #include "kernels/run_op.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace tsr {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// A tensor of `dtype` holding `values` (converted like Cast).
-Tensor Make(DType dtype, Shape shape, const std::vector<double>& values) {
-  Tensor t(dtype, std::move(shape));
-  VisitDType(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = reference::ConvertScalar<T>(values[i]);
-  });
-  return t;
-}
-
-std::vector<double> Values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.GetAsDouble(i));
-  return v;
-}
-
-Tensor Eval(absl::string_view op, const std::vector<std::optional<Tensor>>& inputs, const AttrMap& attrs = {}) {
-  absl::StatusOr<std::vector<Tensor>> out = RunOp(op, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? (*out)[0] : Tensor();
-}
-
-// Elementwise equality where NaN equals NaN.
-void ExpectValues(const Tensor& t, const std::vector<double>& expected) {
-  const std::vector<double> got = Values(t);
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(expected[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " is " << got[i];
-    } else {
-      EXPECT_EQ(got[i], expected[i]) << "element " << i;
-    }
-  }
-}
+using ::tsr::testing::ExpectValues;
+using ::tsr::testing::kInf;
+using ::tsr::testing::kNaN;
+using ::tsr::testing::Make;
+using ::tsr::testing::RunOne;
 
 TEST(ElementwiseKernelsTest, RegisteredForEveryAcceptedDType) {
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Exp", "Log", "Sqrt", "Rsqrt", "Reciprocal",
@@ -80,7 +49,7 @@ TEST(ElementwiseKernelsTest, AddBroadcastThreeOneFiveByFourOne) {
   for (int i = 0; i < 4; ++i) b[i] = 100 * (i + 1);  // b[y][0] = 100(y + 1)
   for (DType dtype : {DType::kF32, DType::kF64, DType::kI32, DType::kI64}) {
     SCOPED_TRACE(DTypeName(dtype));
-    Tensor out = Eval("Add", {Make(dtype, Shape{3, 1, 5}, a), Make(dtype, Shape{4, 1}, b)});
+    Tensor out = RunOne("Add", {Make(dtype, Shape{3, 1, 5}, a), Make(dtype, Shape{4, 1}, b)});
     ASSERT_EQ(out.shape(), (Shape{3, 4, 5}));
     std::vector<double> expected;
     for (int x = 0; x < 3; ++x) {
@@ -97,84 +66,87 @@ TEST(ElementwiseKernelsTest, ArithmeticEveryDType) {
     SCOPED_TRACE(DTypeName(dtype));
     const Tensor a = Make(dtype, Shape{4}, {6, 9, 20, 7});
     const Tensor b = Make(dtype, Shape{4}, {3, 2, 5, 7});
-    ExpectValues(Eval("Add", {a, b}), {9, 11, 25, 14});
-    ExpectValues(Eval("Sub", {a, b}), {3, 7, 15, 0});
-    ExpectValues(Eval("Mul", {a, b}), {18, 18, 100, 49});
+    ExpectValues(RunOne("Add", {a, b}), {9, 11, 25, 14});
+    ExpectValues(RunOne("Sub", {a, b}), {3, 7, 15, 0});
+    ExpectValues(RunOne("Mul", {a, b}), {18, 18, 100, 49});
     if (IsInteger(dtype)) {
-      ExpectValues(Eval("Div", {a, b}), {2, 4, 4, 1});
+      ExpectValues(RunOne("Div", {a, b}), {2, 4, 4, 1});
     } else {
-      ExpectValues(Eval("Div", {a, b}), {2, 4.5, 4, 1});
+      ExpectValues(RunOne("Div", {a, b}), {2, 4.5, 4, 1});
     }
   }
 }
 
 TEST(ElementwiseKernelsTest, ScalarOperandAndZeroSize) {
-  Tensor out = Eval("Mul", {Tensor::FromVector<float>(Shape{2, 2}, {1, 2, 3, 4}), Tensor::Scalar<float>(0.5f)});
+  Tensor out = RunOne("Mul", {Tensor::FromVector<float>(Shape{2, 2}, {1, 2, 3, 4}), Tensor::Scalar<float>(0.5f)});
   ExpectValues(out, {0.5, 1, 1.5, 2});
-  out = Eval("Sub", {Tensor::Scalar<double>(10), Tensor::FromVector<double>(Shape{3}, {1, 2, 3})});
+  out = RunOne("Sub", {Tensor::Scalar<double>(10), Tensor::FromVector<double>(Shape{3}, {1, 2, 3})});
   ExpectValues(out, {9, 8, 7});
-  out = Eval("Add", {Tensor(DType::kF32, Shape{0, 3}), Tensor::FromVector<float>(Shape{3}, {1, 2, 3})});
+  out = RunOne("Add", {Tensor(DType::kF32, Shape{0, 3}), Tensor::FromVector<float>(Shape{3}, {1, 2, 3})});
   EXPECT_EQ(out.shape(), (Shape{0, 3}));
-  out = Eval("Div", {Tensor(DType::kI32, Shape{0}), Tensor(DType::kI32, Shape{1})});  // no element divides by zero
+  out = RunOne("Div", {Tensor(DType::kI32, Shape{0}), Tensor(DType::kI32, Shape{1})});  // no element divides by zero
   EXPECT_EQ(out.num_elements(), 0);
 }
 
 TEST(ElementwiseKernelsTest, IntegerDivisionTruncatesAndRejectsZero) {
-  ExpectValues(Eval("Div", {Make(DType::kI32, Shape{4}, {7, -7, 7, -7}), Make(DType::kI32, Shape{4}, {2, 2, -2, -2})}),
-               {3, -3, -3, 3});
+  ExpectValues(
+      RunOne("Div", {Make(DType::kI32, Shape{4}, {7, -7, 7, -7}), Make(DType::kI32, Shape{4}, {2, 2, -2, -2})}),
+      {3, -3, -3, 3});
   absl::StatusOr<std::vector<Tensor>> out =
       RunOp("Div", {Make(DType::kI64, Shape{2}, {1, 2}), Make(DType::kI64, Shape{2}, {1, 0})});
   ASSERT_FALSE(out.ok());
   EXPECT_NE(out.status().message().find("division by zero"), std::string::npos) << out.status();
   EXPECT_NE(out.status().message().find("node 'Div'"), std::string::npos) << out.status();
   // min / -1 wraps instead of trapping.
-  ExpectValues(Eval("Div", {Tensor::Scalar<int32_t>(std::numeric_limits<int32_t>::min()), Tensor::Scalar<int32_t>(-1)}),
-               {static_cast<double>(std::numeric_limits<int32_t>::min())});
+  ExpectValues(
+      RunOne("Div", {Tensor::Scalar<int32_t>(std::numeric_limits<int32_t>::min()), Tensor::Scalar<int32_t>(-1)}),
+      {static_cast<double>(std::numeric_limits<int32_t>::min())});
 }
 
 TEST(ElementwiseKernelsTest, FloatDivisionByZeroIsIeee) {
-  ExpectValues(Eval("Div", {Make(DType::kF32, Shape{3}, {1, -1, 0}), Make(DType::kF32, Shape{3}, {0, 0, 0})}),
+  ExpectValues(RunOne("Div", {Make(DType::kF32, Shape{3}, {1, -1, 0}), Make(DType::kF32, Shape{3}, {0, 0, 0})}),
                {kInf, -kInf, kNaN});
 }
 
 TEST(ElementwiseKernelsTest, IntegerOverflowWraps) {
-  ExpectValues(Eval("Add", {Tensor::Scalar<int8_t>(127), Tensor::Scalar<int8_t>(1)}), {-128});
-  ExpectValues(Eval("Mul", {Tensor::Scalar<uint8_t>(16), Tensor::Scalar<uint8_t>(17)}), {16});  // 272 mod 256
-  ExpectValues(Eval("Sub", {Tensor::Scalar<uint8_t>(0), Tensor::Scalar<uint8_t>(1)}), {255});
-  ExpectValues(Eval("Neg", {Tensor::Scalar<int8_t>(-128)}), {-128});
+  ExpectValues(RunOne("Add", {Tensor::Scalar<int8_t>(127), Tensor::Scalar<int8_t>(1)}), {-128});
+  ExpectValues(RunOne("Mul", {Tensor::Scalar<uint8_t>(16), Tensor::Scalar<uint8_t>(17)}), {16});  // 272 mod 256
+  ExpectValues(RunOne("Sub", {Tensor::Scalar<uint8_t>(0), Tensor::Scalar<uint8_t>(1)}), {255});
+  ExpectValues(RunOne("Neg", {Tensor::Scalar<int8_t>(-128)}), {-128});
 }
 
 TEST(ElementwiseKernelsTest, HalfPrecisionRoundsOnce) {
   // 1 + 2^-11 is a tie in f16 (10 mantissa bits): rounds to even, 1.
   ExpectValues(
-      Eval("Add", {Make(DType::kF16, Shape{2}, {1, 1}), Make(DType::kF16, Shape{2}, {std::ldexp(1, -11), 0.5})}),
+      RunOne("Add", {Make(DType::kF16, Shape{2}, {1, 1}), Make(DType::kF16, Shape{2}, {std::ldexp(1, -11), 0.5})}),
       {1, 1.5});
-  ExpectValues(Eval("Mul", {Make(DType::kBF16, Shape{1}, {3}), Make(DType::kBF16, Shape{1}, {0.5})}), {1.5});
+  ExpectValues(RunOne("Mul", {Make(DType::kBF16, Shape{1}, {3}), Make(DType::kBF16, Shape{1}, {0.5})}), {1.5});
 }
 
 TEST(ElementwiseKernelsTest, Pow) {
-  ExpectValues(Eval("Pow", {Make(DType::kF32, Shape{3}, {2, 4, -8}), Make(DType::kF32, Shape{3}, {3, 0.5, 2})}),
+  ExpectValues(RunOne("Pow", {Make(DType::kF32, Shape{3}, {2, 4, -8}), Make(DType::kF32, Shape{3}, {3, 0.5, 2})}),
                {8, 2, 64});
   // Exponent of another dtype, broadcast.
-  ExpectValues(Eval("Pow", {Make(DType::kF64, Shape{2}, {3, 1.5}), Tensor::Scalar<int64_t>(2)}), {9, 2.25});
-  ExpectValues(Eval("Pow", {Make(DType::kI32, Shape{4}, {2, -3, 1, -1}), Make(DType::kI64, Shape{4}, {10, 3, -5, -3})}),
-               {1024, -27, 1, -1});
-  ExpectValues(Eval("Pow", {Make(DType::kI64, Shape{2}, {2, 9}), Make(DType::kF32, Shape{2}, {-1, 0.5})}), {0, 3});
+  ExpectValues(RunOne("Pow", {Make(DType::kF64, Shape{2}, {3, 1.5}), Tensor::Scalar<int64_t>(2)}), {9, 2.25});
+  ExpectValues(
+      RunOne("Pow", {Make(DType::kI32, Shape{4}, {2, -3, 1, -1}), Make(DType::kI64, Shape{4}, {10, 3, -5, -3})}),
+      {1024, -27, 1, -1});
+  ExpectValues(RunOne("Pow", {Make(DType::kI64, Shape{2}, {2, 9}), Make(DType::kF32, Shape{2}, {-1, 0.5})}), {0, 3});
   EXPECT_FALSE(RunOp("Pow", {Tensor::Scalar<int32_t>(0), Tensor::Scalar<int32_t>(-1)}).ok());
 }
 
 TEST(ElementwiseKernelsTest, UnaryMath) {
-  ExpectValues(Eval("Neg", {Make(DType::kF32, Shape{3}, {1.5, -2, 0})}), {-1.5, 2, 0});
-  ExpectValues(Eval("Neg", {Make(DType::kI64, Shape{2}, {5, -6})}), {-5, 6});
-  ExpectValues(Eval("Abs", {Make(DType::kBF16, Shape{3}, {-2.5, 3, kNaN})}), {2.5, 3, kNaN});
-  ExpectValues(Eval("Abs", {Make(DType::kI8, Shape{2}, {-7, 7})}), {7, 7});
-  ExpectValues(Eval("Abs", {Make(DType::kU8, Shape{1}, {200})}), {200});
-  ExpectValues(Eval("Exp", {Make(DType::kF64, Shape{3}, {0, 1, -kInf})}), {1, std::exp(1.0), 0});
-  ExpectValues(Eval("Log", {Make(DType::kF64, Shape{4}, {1, std::exp(2.0), 0, -1})}), {0, 2, -kInf, kNaN});
-  ExpectValues(Eval("Sqrt", {Make(DType::kF32, Shape{3}, {4, 2.25, -1})}), {2, 1.5, kNaN});
-  ExpectValues(Eval("Rsqrt", {Make(DType::kF16, Shape{3}, {4, 0.25, 0})}), {0.5, 2, kInf});
-  ExpectValues(Eval("Reciprocal", {Make(DType::kF64, Shape{3}, {4, -0.5, 0})}), {0.25, -2, kInf});
-  Tensor exp32 = Eval("Exp", {Tensor::Scalar<float>(1.0f)});
+  ExpectValues(RunOne("Neg", {Make(DType::kF32, Shape{3}, {1.5, -2, 0})}), {-1.5, 2, 0});
+  ExpectValues(RunOne("Neg", {Make(DType::kI64, Shape{2}, {5, -6})}), {-5, 6});
+  ExpectValues(RunOne("Abs", {Make(DType::kBF16, Shape{3}, {-2.5, 3, kNaN})}), {2.5, 3, kNaN});
+  ExpectValues(RunOne("Abs", {Make(DType::kI8, Shape{2}, {-7, 7})}), {7, 7});
+  ExpectValues(RunOne("Abs", {Make(DType::kU8, Shape{1}, {200})}), {200});
+  ExpectValues(RunOne("Exp", {Make(DType::kF64, Shape{3}, {0, 1, -kInf})}), {1, std::exp(1.0), 0});
+  ExpectValues(RunOne("Log", {Make(DType::kF64, Shape{4}, {1, std::exp(2.0), 0, -1})}), {0, 2, -kInf, kNaN});
+  ExpectValues(RunOne("Sqrt", {Make(DType::kF32, Shape{3}, {4, 2.25, -1})}), {2, 1.5, kNaN});
+  ExpectValues(RunOne("Rsqrt", {Make(DType::kF16, Shape{3}, {4, 0.25, 0})}), {0.5, 2, kInf});
+  ExpectValues(RunOne("Reciprocal", {Make(DType::kF64, Shape{3}, {4, -0.5, 0})}), {0.25, -2, kInf});
+  Tensor exp32 = RunOne("Exp", {Tensor::Scalar<float>(1.0f)});
   EXPECT_EQ(exp32.data<float>()[0], static_cast<float>(std::exp(1.0)));
 }
 
@@ -182,27 +154,27 @@ TEST(ElementwiseKernelsTest, VariadicMaxMinBroadcastAndPropagateNaN) {
   const Tensor a = Make(DType::kF32, Shape{2, 2}, {1, 5, kNaN, -1});
   const Tensor b = Make(DType::kF32, Shape{2}, {3, 2});
   const Tensor c = Tensor::Scalar<float>(0);
-  ExpectValues(Eval("Max", {a, b, c}), {3, 5, kNaN, 2});
-  ExpectValues(Eval("Min", {a, b, c}), {0, 0, kNaN, -1});
-  ExpectValues(Eval("Max", {a}), {1, 5, kNaN, -1});
+  ExpectValues(RunOne("Max", {a, b, c}), {3, 5, kNaN, 2});
+  ExpectValues(RunOne("Min", {a, b, c}), {0, 0, kNaN, -1});
+  ExpectValues(RunOne("Max", {a}), {1, 5, kNaN, -1});
   // NaN in a later operand propagates too.
-  ExpectValues(Eval("Min", {Make(DType::kF64, Shape{1}, {1}), Make(DType::kF64, Shape{1}, {kNaN})}), {kNaN});
-  ExpectValues(Eval("Max", {Make(DType::kI64, Shape{2}, {-(int64_t{1} << 60), 1}), Make(DType::kI64, Shape{1}, {0})}),
+  ExpectValues(RunOne("Min", {Make(DType::kF64, Shape{1}, {1}), Make(DType::kF64, Shape{1}, {kNaN})}), {kNaN});
+  ExpectValues(RunOne("Max", {Make(DType::kI64, Shape{2}, {-(int64_t{1} << 60), 1}), Make(DType::kI64, Shape{1}, {0})}),
                {0, 1});
-  ExpectValues(Eval("Min", {Make(DType::kU8, Shape{2}, {200, 3}), Make(DType::kU8, Shape{2}, {100, 30})}), {100, 3});
+  ExpectValues(RunOne("Min", {Make(DType::kU8, Shape{2}, {200, 3}), Make(DType::kU8, Shape{2}, {100, 30})}), {100, 3});
 }
 
 TEST(ElementwiseKernelsTest, Comparisons) {
   const Tensor a = Make(DType::kF32, Shape{4}, {1, 2, kNaN, 3});
   const Tensor b = Make(DType::kF32, Shape{4}, {1, 3, kNaN, 2});
-  ExpectValues(Eval("Equal", {a, b}), {1, 0, 0, 0});
-  ExpectValues(Eval("Less", {a, b}), {0, 1, 0, 0});
-  ExpectValues(Eval("Greater", {a, b}), {0, 0, 0, 1});
-  EXPECT_EQ(Eval("Equal", {a, b}).dtype(), DType::kBool);
-  ExpectValues(Eval("Equal", {Make(DType::kBool, Shape{2}, {1, 0}), Make(DType::kBool, Shape{1}, {1})}), {1, 0});
-  ExpectValues(Eval("Less", {Make(DType::kI8, Shape{2, 1}, {-1, 5}), Make(DType::kI8, Shape{2}, {0, 5})}),
+  ExpectValues(RunOne("Equal", {a, b}), {1, 0, 0, 0});
+  ExpectValues(RunOne("Less", {a, b}), {0, 1, 0, 0});
+  ExpectValues(RunOne("Greater", {a, b}), {0, 0, 0, 1});
+  EXPECT_EQ(RunOne("Equal", {a, b}).dtype(), DType::kBool);
+  ExpectValues(RunOne("Equal", {Make(DType::kBool, Shape{2}, {1, 0}), Make(DType::kBool, Shape{1}, {1})}), {1, 0});
+  ExpectValues(RunOne("Less", {Make(DType::kI8, Shape{2, 1}, {-1, 5}), Make(DType::kI8, Shape{2}, {0, 5})}),
                {1, 1, 0, 0});
-  ExpectValues(Eval("Greater", {Make(DType::kU8, Shape{2}, {255, 0}), Make(DType::kU8, Shape{}, {1})}), {1, 0});
+  ExpectValues(RunOne("Greater", {Make(DType::kU8, Shape{2}, {255, 0}), Make(DType::kU8, Shape{}, {1})}), {1, 0});
 }
 
 TEST(ElementwiseKernelsTest, WhereEveryDTypeBroadcast) {
@@ -211,7 +183,7 @@ TEST(ElementwiseKernelsTest, WhereEveryDTypeBroadcast) {
     SCOPED_TRACE(DTypeName(dtype));
     const Tensor x = Make(dtype, Shape{3}, {1, 0, 1});
     const Tensor y = Make(dtype, Shape{}, {0});
-    Tensor out = Eval("Where", {cond, x, y});
+    Tensor out = RunOne("Where", {cond, x, y});
     ASSERT_EQ(out.shape(), (Shape{2, 3}));
     EXPECT_EQ(out.dtype(), dtype);
     ExpectValues(out, {1, 0, 1, 0, 0, 0});
@@ -224,7 +196,7 @@ TEST(ElementwiseKernelsTest, CastAllDTypePairsOnSmallValues) {
     for (DType to : kAllDTypes) {
       SCOPED_TRACE(absl::StrCat(DTypeName(from), " -> ", DTypeName(to)));
       const bool boolish = from == DType::kBool;
-      Tensor out = Eval("Cast", {Make(from, Shape{3}, {0, 1, boolish ? 1.0 : 5.0})}, {{"to", AttrValue::Type(to)}});
+      Tensor out = RunOne("Cast", {Make(from, Shape{3}, {0, 1, boolish ? 1.0 : 5.0})}, {{"to", AttrValue::Type(to)}});
       EXPECT_EQ(out.dtype(), to);
       ExpectValues(out, {0, 1, boolish || to == DType::kBool ? 1.0 : 5.0});
     }
@@ -233,23 +205,23 @@ TEST(ElementwiseKernelsTest, CastAllDTypePairsOnSmallValues) {
 
 TEST(ElementwiseKernelsTest, CastFloatToIntTruncatesAndSaturates) {
   const Tensor in = Make(DType::kF32, Shape{7}, {2.9, -2.9, kNaN, 1e10, -1e10, kInf, -0.5});
-  ExpectValues(Eval("Cast", {in}, {{"to", AttrValue::Type(DType::kI32)}}),
+  ExpectValues(RunOne("Cast", {in}, {{"to", AttrValue::Type(DType::kI32)}}),
                {2, -2, 0, 2147483647.0, -2147483648.0, 2147483647.0, 0});
-  ExpectValues(Eval("Cast", {in}, {{"to", AttrValue::Type(DType::kU8)}}), {2, 0, 0, 255, 0, 255, 0});
-  ExpectValues(Eval("Cast", {in}, {{"to", AttrValue::Type(DType::kI8)}}), {2, -2, 0, 127, -128, 127, 0});
-  Tensor i64 = Eval("Cast", {Make(DType::kF64, Shape{2}, {1e19, -1e19})}, {{"to", AttrValue::Type(DType::kI64)}});
+  ExpectValues(RunOne("Cast", {in}, {{"to", AttrValue::Type(DType::kU8)}}), {2, 0, 0, 255, 0, 255, 0});
+  ExpectValues(RunOne("Cast", {in}, {{"to", AttrValue::Type(DType::kI8)}}), {2, -2, 0, 127, -128, 127, 0});
+  Tensor i64 = RunOne("Cast", {Make(DType::kF64, Shape{2}, {1e19, -1e19})}, {{"to", AttrValue::Type(DType::kI64)}});
   EXPECT_EQ(i64.data<int64_t>()[0], std::numeric_limits<int64_t>::max());
   EXPECT_EQ(i64.data<int64_t>()[1], std::numeric_limits<int64_t>::min());
   // Bool from nonzero: NaN and -0.5 are nonzero, -0 is zero.
   ExpectValues(
-      Eval("Cast", {Make(DType::kF32, Shape{4}, {kNaN, -0.5, -0.0, 0})}, {{"to", AttrValue::Type(DType::kBool)}}),
+      RunOne("Cast", {Make(DType::kF32, Shape{4}, {kNaN, -0.5, -0.0, 0})}, {{"to", AttrValue::Type(DType::kBool)}}),
       {1, 1, 0, 0});
 }
 
 TEST(ElementwiseKernelsTest, CastIntegerNarrowingWraps) {
-  ExpectValues(Eval("Cast", {Make(DType::kI32, Shape{3}, {300, -1, 128})}, {{"to", AttrValue::Type(DType::kU8)}}),
+  ExpectValues(RunOne("Cast", {Make(DType::kI32, Shape{3}, {300, -1, 128})}, {{"to", AttrValue::Type(DType::kU8)}}),
                {44, 255, 128});
-  ExpectValues(Eval("Cast", {Make(DType::kI32, Shape{2}, {200, -129})}, {{"to", AttrValue::Type(DType::kI8)}}),
+  ExpectValues(RunOne("Cast", {Make(DType::kI32, Shape{2}, {200, -129})}, {{"to", AttrValue::Type(DType::kI8)}}),
                {-56, 127});
 }
 
@@ -257,28 +229,28 @@ TEST(ElementwiseKernelsTest, CastToHalfRoundsCorrectly) {
   // f64 -> f16 without double rounding: 1 + 2^-11 + 2^-30 is just above the tie
   // between 1 and 1 + 2^-10, so it rounds up (via f32 it would tie and round down).
   const double x = 1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -30);
-  ExpectValues(Eval("Cast", {Tensor::Scalar<double>(x)}, {{"to", AttrValue::Type(DType::kF16)}}),
+  ExpectValues(RunOne("Cast", {Tensor::Scalar<double>(x)}, {{"to", AttrValue::Type(DType::kF16)}}),
                {1.0 + std::ldexp(1.0, -10)});
   // i64 -> bf16: 2^62 + 2^54 + 1 lies just above a tie (bf16 keeps 8 bits; via f64 it would tie).
   const int64_t v = (int64_t{1} << 62) + (int64_t{1} << 54) + 1;
-  ExpectValues(Eval("Cast", {Tensor::Scalar<int64_t>(v)}, {{"to", AttrValue::Type(DType::kBF16)}}),
+  ExpectValues(RunOne("Cast", {Tensor::Scalar<int64_t>(v)}, {{"to", AttrValue::Type(DType::kBF16)}}),
                {std::ldexp(1.0, 62) + std::ldexp(1.0, 55)});
   ExpectValues(
-      Eval("Cast", {Make(DType::kF32, Shape{3}, {70000, -1e-9, kNaN})}, {{"to", AttrValue::Type(DType::kF16)}}),
+      RunOne("Cast", {Make(DType::kF32, Shape{3}, {70000, -1e-9, kNaN})}, {{"to", AttrValue::Type(DType::kF16)}}),
       {kInf, -0.0, kNaN});
 }
 
 TEST(ElementwiseKernelsTest, Clip) {
   const Tensor x = Make(DType::kF32, Shape{5}, {-3, -1, 0.5, 2, kNaN});
-  ExpectValues(Eval("Clip", {x, Tensor::Scalar<float>(-1), Tensor::Scalar<float>(1)}), {-1, -1, 0.5, 1, kNaN});
-  ExpectValues(Eval("Clip", {x, std::nullopt, Make(DType::kF32, Shape{1}, {0})}), {-3, -1, 0, 0, kNaN});
-  ExpectValues(Eval("Clip", {x, Tensor::Scalar<float>(0)}), {0, 0, 0.5, 2, kNaN});
-  ExpectValues(Eval("Clip", {x}), {-3, -1, 0.5, 2, kNaN});
+  ExpectValues(RunOne("Clip", {x, Tensor::Scalar<float>(-1), Tensor::Scalar<float>(1)}), {-1, -1, 0.5, 1, kNaN});
+  ExpectValues(RunOne("Clip", {x, std::nullopt, Make(DType::kF32, Shape{1}, {0})}), {-3, -1, 0, 0, kNaN});
+  ExpectValues(RunOne("Clip", {x, Tensor::Scalar<float>(0)}), {0, 0, 0.5, 2, kNaN});
+  ExpectValues(RunOne("Clip", {x}), {-3, -1, 0.5, 2, kNaN});
   // min > max: everything becomes max (ONNX).
-  ExpectValues(Eval("Clip", {x, Tensor::Scalar<float>(5), Tensor::Scalar<float>(4)}), {4, 4, 4, 4, kNaN});
-  ExpectValues(
-      Eval("Clip", {Make(DType::kI64, Shape{3}, {-5, 5, 50}), Tensor::Scalar<int64_t>(0), Tensor::Scalar<int64_t>(10)}),
-      {0, 5, 10});
+  ExpectValues(RunOne("Clip", {x, Tensor::Scalar<float>(5), Tensor::Scalar<float>(4)}), {4, 4, 4, 4, kNaN});
+  ExpectValues(RunOne("Clip", {Make(DType::kI64, Shape{3}, {-5, 5, 50}), Tensor::Scalar<int64_t>(0),
+                               Tensor::Scalar<int64_t>(10)}),
+               {0, 5, 10});
 }
 
 }  // namespace

@@ -17,44 +17,17 @@
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/run_op.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace tsr {
 namespace {
 
+using ::tsr::testing::Make;
+using ::tsr::testing::RunOne;
+using ::tsr::testing::Values;
+
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
-
-std::vector<double> Values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.GetAsDouble(i));
-  return v;
-}
-
-// A tensor of `dtype` holding `values` (converted; bool is value != 0).
-Tensor Make(DType dtype, Shape shape, const std::vector<double>& values) {
-  Tensor t(dtype, std::move(shape));
-  VisitDType(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    T* p = t.data<T>();
-    for (size_t i = 0; i < values.size(); ++i) {
-      if constexpr (std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>) {
-        p[i] = T::FromFloat(static_cast<float>(values[i]));
-      } else if constexpr (std::is_same_v<T, bool>) {
-        p[i] = values[i] != 0;
-      } else {
-        p[i] = static_cast<T>(values[i]);
-      }
-    }
-  });
-  return t;
-}
-
-Tensor Run1(absl::string_view op, const std::vector<std::optional<Tensor>>& inputs, const AttrMap& attrs = {}) {
-  absl::StatusOr<std::vector<Tensor>> out = RunOp(op, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  if (!out.ok() || out->size() != 1) return Tensor();
-  return (*out)[0];
-}
 
 AttrMap Axis(int64_t axis) { return {{"axis", AttrValue::Int(axis)}}; }
 
@@ -62,7 +35,7 @@ class DataDTypes : public ::testing::TestWithParam<DType> {};
 
 TEST_P(DataDTypes, GatherRowsWithNegativeIndex) {
   const Tensor data = Make(GetParam(), Shape{3, 2}, {1, 2, 3, 4, 5, 6});
-  const Tensor out = Run1("Gather", {data, Tensor::FromVector<int64_t>(Shape{2, 2}, {2, -3, 1, 2})});
+  const Tensor out = RunOne("Gather", {data, Tensor::FromVector<int64_t>(Shape{2, 2}, {2, -3, 1, 2})});
   EXPECT_EQ(out.dtype(), GetParam());
   EXPECT_EQ(out.shape(), (Shape{2, 2, 2}));
   EXPECT_EQ(Values(out), Values(Make(GetParam(), Shape{8}, {5, 6, 1, 2, 3, 4, 5, 6})));
@@ -70,7 +43,7 @@ TEST_P(DataDTypes, GatherRowsWithNegativeIndex) {
 
 TEST_P(DataDTypes, GatherInnerAxis) {
   const Tensor data = Make(GetParam(), Shape{2, 3}, {1, 2, 3, 4, 5, 6});
-  const Tensor out = Run1("Gather", {data, Tensor::FromVector<int32_t>(Shape{2}, {2, -1})}, Axis(1));
+  const Tensor out = RunOne("Gather", {data, Tensor::FromVector<int32_t>(Shape{2}, {2, -1})}, Axis(1));
   EXPECT_EQ(out.shape(), (Shape{2, 2}));
   EXPECT_EQ(Values(out), Values(Make(GetParam(), Shape{4}, {3, 3, 6, 6})));
 }
@@ -78,7 +51,7 @@ TEST_P(DataDTypes, GatherInnerAxis) {
 TEST_P(DataDTypes, GatherElementsOnnxExample) {
   const Tensor data = Make(GetParam(), Shape{3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9});
   const Tensor indices = Tensor::FromVector<int64_t>(Shape{2, 3}, {1, 2, 0, 2, 0, -3});
-  const Tensor out = Run1("GatherElements", {data, indices}, Axis(0));
+  const Tensor out = RunOne("GatherElements", {data, indices}, Axis(0));
   EXPECT_EQ(out.shape(), (Shape{2, 3}));
   EXPECT_EQ(Values(out), Values(Make(GetParam(), Shape{6}, {4, 8, 3, 7, 2, 3})));
 }
@@ -87,7 +60,7 @@ TEST_P(DataDTypes, ScatterElementsOnnxExample) {
   const Tensor data = Make(GetParam(), Shape{3, 3}, {0, 0, 0, 0, 0, 0, 0, 0, 0});
   const Tensor indices = Tensor::FromVector<int64_t>(Shape{2, 3}, {1, 0, 2, 0, 2, 1});
   const Tensor updates = Make(GetParam(), Shape{2, 3}, {1, 3, 4, 2, 5, 6});
-  const Tensor out = Run1("ScatterElements", {data, indices, updates}, Axis(0));
+  const Tensor out = RunOne("ScatterElements", {data, indices, updates}, Axis(0));
   EXPECT_EQ(out.shape(), (Shape{3, 3}));
   EXPECT_EQ(Values(out), Values(Make(GetParam(), Shape{9}, {2, 3, 0, 1, 0, 6, 0, 5, 4})));
 }
@@ -112,9 +85,9 @@ TEST(GatherKernel, OutOfRangeIndexIsAnError) {
 
 TEST(GatherKernel, ZeroSize) {
   const Tensor data = Tensor::FromVector<float>(Shape{3, 2}, {1, 2, 3, 4, 5, 6});
-  EXPECT_EQ(Run1("Gather", {data, Tensor(DType::kI64, Shape{0})}).shape(), (Shape{0, 2}));
+  EXPECT_EQ(RunOne("Gather", {data, Tensor(DType::kI64, Shape{0})}).shape(), (Shape{0, 2}));
   const Tensor empty_rows(DType::kF32, Shape{3, 0});
-  EXPECT_EQ(Run1("Gather", {empty_rows, Tensor::FromVector<int64_t>(Shape{2}, {0, 2})}).shape(), (Shape{2, 0}));
+  EXPECT_EQ(RunOne("Gather", {empty_rows, Tensor::FromVector<int64_t>(Shape{2}, {0, 2})}).shape(), (Shape{2, 0}));
   // An empty axis has no valid index.
   const Tensor empty_axis(DType::kF32, Shape{0, 2});
   EXPECT_FALSE(RunOp("Gather", {empty_axis, Tensor::FromVector<int64_t>(Shape{1}, {0})}).ok());
@@ -122,13 +95,13 @@ TEST(GatherKernel, ZeroSize) {
 
 TEST(GatherElementsKernel, InnerAxisOnnxExample) {
   const Tensor data = Tensor::FromVector<int64_t>(Shape{2, 2}, {1, 2, 3, 4});
-  const Tensor out = Run1("GatherElements", {data, Tensor::FromVector<int32_t>(Shape{2, 2}, {0, 0, 1, 0})}, Axis(-1));
+  const Tensor out = RunOne("GatherElements", {data, Tensor::FromVector<int32_t>(Shape{2, 2}, {0, 0, 1, 0})}, Axis(-1));
   EXPECT_THAT(out.flat<int64_t>(), ElementsAreArray({1, 1, 4, 3}));
 }
 
 TEST(GatherElementsKernel, SmallerIndicesAndOutOfRange) {
   const Tensor data = Tensor::FromVector<float>(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
-  const Tensor out = Run1("GatherElements", {data, Tensor::FromVector<int64_t>(Shape{1, 2}, {1, 0})}, Axis(0));
+  const Tensor out = RunOne("GatherElements", {data, Tensor::FromVector<int64_t>(Shape{1, 2}, {1, 0})}, Axis(0));
   EXPECT_THAT(out.flat<float>(), ElementsAreArray({4, 2}));
   absl::StatusOr<std::vector<Tensor>> bad =
       RunOp("GatherElements", {data, Tensor::FromVector<int64_t>(Shape{1, 2}, {0, 2})}, Axis(0));
@@ -144,8 +117,8 @@ class ScatterReduction : public ::testing::Test {
     const Tensor data = Tensor::FromVector<float>(Shape{1, 5}, {1, 2, 3, 4, 5});
     const Tensor indices = Tensor::FromVector<int64_t>(Shape{1, 2}, {1, -4});
     const Tensor updates = Tensor::FromVector<float>(Shape{1, 2}, {1.5f, 2.5f});
-    return Values(Run1("ScatterElements", {data, indices, updates},
-                       {{"axis", AttrValue::Int(1)}, {"reduction", AttrValue::String(reduction)}}));
+    return Values(RunOne("ScatterElements", {data, indices, updates},
+                         {{"axis", AttrValue::Int(1)}, {"reduction", AttrValue::String(reduction)}}));
   }
 };
 
@@ -158,23 +131,23 @@ TEST_F(ScatterReduction, Min) { EXPECT_THAT(Scatter("min"), ElementsAreArray({1.
 TEST(ScatterElementsKernel, ReductionsOnIntegersF16AndBool) {
   const Tensor indices = Tensor::FromVector<int64_t>(Shape{3}, {0, 0, 2});
   const AttrMap add = {{"reduction", AttrValue::String("add")}};
-  const Tensor i64 = Run1("ScatterElements",
-                          {Tensor::FromVector<int64_t>(Shape{3}, {10, 20, 30}), indices,
-                           Tensor::FromVector<int64_t>(Shape{3}, {1, 2, -40})},
-                          add);
+  const Tensor i64 = RunOne("ScatterElements",
+                            {Tensor::FromVector<int64_t>(Shape{3}, {10, 20, 30}), indices,
+                             Tensor::FromVector<int64_t>(Shape{3}, {1, 2, -40})},
+                            add);
   EXPECT_THAT(i64.flat<int64_t>(), ElementsAreArray({13, 20, -10}));
-  const Tensor f16 = Run1("ScatterElements",
-                          {Make(DType::kF16, Shape{3}, {1, 2, 3}), indices, Make(DType::kF16, Shape{3}, {0.5, 4, -1})},
-                          {{"reduction", AttrValue::String("max")}});
+  const Tensor f16 = RunOne(
+      "ScatterElements", {Make(DType::kF16, Shape{3}, {1, 2, 3}), indices, Make(DType::kF16, Shape{3}, {0.5, 4, -1})},
+      {{"reduction", AttrValue::String("max")}});
   EXPECT_THAT(Values(f16), ElementsAreArray({4.0, 2.0, 3.0}));
-  const Tensor b = Run1("ScatterElements",
-                        {Tensor::FromVector<bool>(Shape{3}, {false, false, true}), indices,
-                         Tensor::FromVector<bool>(Shape{3}, {false, true, false})},
-                        add);
+  const Tensor b = RunOne("ScatterElements",
+                          {Tensor::FromVector<bool>(Shape{3}, {false, false, true}), indices,
+                           Tensor::FromVector<bool>(Shape{3}, {false, true, false})},
+                          add);
   EXPECT_THAT(b.flat<bool>(), ElementsAreArray({true, false, true}));
-  const Tensor i8 =
-      Run1("ScatterElements", {Make(DType::kI8, Shape{3}, {5, 6, 7}), indices, Make(DType::kI8, Shape{3}, {-3, 2, 9})},
-           {{"reduction", AttrValue::String("min")}});
+  const Tensor i8 = RunOne("ScatterElements",
+                           {Make(DType::kI8, Shape{3}, {5, 6, 7}), indices, Make(DType::kI8, Shape{3}, {-3, 2, 9})},
+                           {{"reduction", AttrValue::String("min")}});
   EXPECT_THAT(Values(i8), ElementsAreArray({-3.0, 6.0, 7.0}));
 }
 
@@ -192,7 +165,7 @@ TEST(ScatterElementsKernel, OutOfRangeIndexIsAnError) {
 TEST(OneHotKernel, LastAxisWithNegativeAndOutOfRangeIndices) {
   const Tensor indices = Tensor::FromVector<int64_t>(Shape{4}, {0, -1, 5, 2});
   const Tensor out =
-      Run1("OneHot", {indices, Tensor::Scalar<int64_t>(3), Tensor::FromVector<float>(Shape{2}, {0.5f, 7.0f})});
+      RunOne("OneHot", {indices, Tensor::Scalar<int64_t>(3), Tensor::FromVector<float>(Shape{2}, {0.5f, 7.0f})});
   EXPECT_EQ(out.shape(), (Shape{4, 3}));
   EXPECT_THAT(out.flat<float>(), ElementsAreArray({7.0f, .5f, .5f, .5f, .5f, 7.0f, .5f, .5f, .5f, .5f, .5f, 7.0f}));
 }
@@ -200,7 +173,7 @@ TEST(OneHotKernel, LastAxisWithNegativeAndOutOfRangeIndices) {
 TEST(OneHotKernel, AxisZeroBoolValuesFloatIndicesAndDepth) {
   // Float indices truncate toward zero; -3.0 wraps to 0; depth 3.0.
   const Tensor indices = Tensor::FromVector<float>(Shape{2, 2}, {1.7f, -3.0f, 2.0f, -4.0f});
-  const Tensor out = Run1(
+  const Tensor out = RunOne(
       "OneHot", {indices, Tensor::Scalar<float>(3.0f), Tensor::FromVector<bool>(Shape{2}, {false, true})}, Axis(0));
   EXPECT_EQ(out.dtype(), DType::kBool);
   EXPECT_EQ(out.shape(), (Shape{3, 2, 2}));
@@ -213,7 +186,7 @@ TEST(OneHotKernel, AxisZeroBoolValuesFloatIndicesAndDepth) {
 TEST(OneHotKernel, MiddleAxisI64Values) {
   const Tensor indices = Tensor::FromVector<int32_t>(Shape{2, 2}, {0, 1, 1, 0});
   const Tensor out =
-      Run1("OneHot", {indices, Tensor::Scalar<int32_t>(2), Tensor::FromVector<int64_t>(Shape{2}, {0, 9})}, Axis(1));
+      RunOne("OneHot", {indices, Tensor::Scalar<int32_t>(2), Tensor::FromVector<int64_t>(Shape{2}, {0, 9})}, Axis(1));
   EXPECT_EQ(out.shape(), (Shape{2, 2, 2}));
   // out[i][k][j] = indices[i][j] == k.
   EXPECT_THAT(out.flat<int64_t>(), ElementsAreArray({9, 0, 0, 9, 0, 9, 9, 0}));

@@ -15,22 +15,18 @@
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/run_op.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace tsr {
 namespace {
 
+using ::tsr::testing::ExpectNear;
+using ::tsr::testing::RunAll;
+
+// Absolute tolerance of ExpectNear where a test gives none.
+constexpr double kTol = 1e-12;
+
 constexpr char kOp[] = "SoftmaxCrossEntropyLoss";
-
-std::vector<Tensor> RunLoss(const std::vector<std::optional<Tensor>>& inputs, const AttrMap& attrs = {}) {
-  absl::StatusOr<std::vector<Tensor>> out = RunOp(kOp, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *out : std::vector<Tensor>(2);
-}
-
-void ExpectNear(const Tensor& t, const std::vector<double>& expected, double tol = 1e-12) {
-  ASSERT_EQ(t.num_elements(), static_cast<int64_t>(expected.size())) << t.DebugString();
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(t.GetAsDouble(i), expected[i], tol) << "element " << i;
-}
 
 AttrMap Reduction(const char* r) { return {{"reduction", AttrValue::String(r)}}; }
 
@@ -42,23 +38,23 @@ Tensor Scores() { return Tensor::FromVector<double>({2, 3}, {1, 2, 3, 1, 1, 1});
 
 TEST(SoftmaxCrossEntropyLossKernelTest, ReductionsHandComputed) {
   const Tensor labels = Tensor::FromVector<int64_t>({2}, {2, 0});
-  std::vector<Tensor> none = RunLoss({Scores(), labels}, Reduction("none"));
+  std::vector<Tensor> none = RunAll(kOp, {Scores(), labels}, Reduction("none"));
   EXPECT_EQ(none[0].shape(), (Shape{2}));
-  ExpectNear(none[0], {kL0, kL1});
-  ExpectNear(RunLoss({Scores(), labels}, Reduction("sum"))[0], {kL0 + kL1});
-  std::vector<Tensor> mean = RunLoss({Scores(), labels});  // default: mean
+  ExpectNear(none[0], {kL0, kL1}, kTol);
+  ExpectNear(RunAll(kOp, {Scores(), labels}, Reduction("sum"))[0], {kL0 + kL1}, kTol);
+  std::vector<Tensor> mean = RunAll(kOp, {Scores(), labels});  // default: mean
   EXPECT_EQ(mean[0].shape(), Shape());
-  ExpectNear(mean[0], {(kL0 + kL1) / 2});
+  ExpectNear(mean[0], {(kL0 + kL1) / 2}, kTol);
   // log_prob is the log-softmax along the classes.
-  ExpectNear(mean[1], {-2 - kL0, -1 - kL0, -kL0, -kL1, -kL1, -kL1});
+  ExpectNear(mean[1], {-2 - kL0, -1 - kL0, -kL0, -kL1, -kL1, -kL1}, kTol);
 }
 
 TEST(SoftmaxCrossEntropyLossKernelTest, WeightsScaleLossesAndMeanDividesByTheirSum) {
   const Tensor labels = Tensor::FromVector<int32_t>({2}, {2, 0});
   const Tensor weights = Tensor::FromVector<double>({3}, {0.5, 7, 2});
-  ExpectNear(RunLoss({Scores(), labels, weights}, Reduction("none"))[0], {2 * kL0, 0.5 * kL1});
-  ExpectNear(RunLoss({Scores(), labels, weights}, Reduction("sum"))[0], {2 * kL0 + 0.5 * kL1});
-  ExpectNear(RunLoss({Scores(), labels, weights})[0], {(2 * kL0 + 0.5 * kL1) / 2.5});
+  ExpectNear(RunAll(kOp, {Scores(), labels, weights}, Reduction("none"))[0], {2 * kL0, 0.5 * kL1}, kTol);
+  ExpectNear(RunAll(kOp, {Scores(), labels, weights}, Reduction("sum"))[0], {2 * kL0 + 0.5 * kL1}, kTol);
+  ExpectNear(RunAll(kOp, {Scores(), labels, weights})[0], {(2 * kL0 + 0.5 * kL1) / 2.5}, kTol);
 }
 
 TEST(SoftmaxCrossEntropyLossKernelTest, IgnoreIndexDropsSamplesFromLossAndDenominator) {
@@ -66,13 +62,13 @@ TEST(SoftmaxCrossEntropyLossKernelTest, IgnoreIndexDropsSamplesFromLossAndDenomi
   const Tensor weights = Tensor::FromVector<double>({3}, {0.5, 7, 2});
   AttrMap attrs = Reduction("none");
   attrs["ignore_index"] = AttrValue::Int(-100);
-  ExpectNear(RunLoss({Scores(), labels}, attrs)[0], {kL0, 0});
+  ExpectNear(RunAll(kOp, {Scores(), labels}, attrs)[0], {kL0, 0}, kTol);
   attrs["reduction"] = AttrValue::String("mean");
-  ExpectNear(RunLoss({Scores(), labels}, attrs)[0], {kL0});
-  ExpectNear(RunLoss({Scores(), labels, weights}, attrs)[0], {kL0});  // (2 * kL0) / 2
+  ExpectNear(RunAll(kOp, {Scores(), labels}, attrs)[0], {kL0}, kTol);
+  ExpectNear(RunAll(kOp, {Scores(), labels, weights}, attrs)[0], {kL0}, kTol);  // (2 * kL0) / 2
   // ignore_index may also be a valid class.
   AttrMap ignore_two = {{"ignore_index", AttrValue::Int(2)}, {"reduction", AttrValue::String("sum")}};
-  ExpectNear(RunLoss({Scores(), Tensor::FromVector<int64_t>({2}, {2, 0})}, ignore_two)[0], {kL1});
+  ExpectNear(RunAll(kOp, {Scores(), Tensor::FromVector<int64_t>({2}, {2, 0})}, ignore_two)[0], {kL1}, kTol);
 }
 
 TEST(SoftmaxCrossEntropyLossKernelTest, SpatialScoresMatchTheFlattenedForm) {
@@ -93,10 +89,10 @@ TEST(SoftmaxCrossEntropyLossKernelTest, SpatialScoresMatchTheFlattenedForm) {
   const Tensor weights = Tensor::FromVector<double>({4}, {1, 2, 3, 4});
   for (const char* r : {"none", "sum", "mean"}) {
     SCOPED_TRACE(r);
-    std::vector<Tensor> nd = RunLoss(
-        {Tensor::FromVector<double>({2, 4, 3}, s), Tensor::FromVector<int64_t>({2, 3}, l), weights}, Reduction(r));
-    std::vector<Tensor> flat =
-        RunLoss({Tensor::FromVector<double>({6, 4}, rows), Tensor::FromVector<int64_t>({6}, l), weights}, Reduction(r));
+    std::vector<Tensor> nd = RunAll(
+        kOp, {Tensor::FromVector<double>({2, 4, 3}, s), Tensor::FromVector<int64_t>({2, 3}, l), weights}, Reduction(r));
+    std::vector<Tensor> flat = RunAll(
+        kOp, {Tensor::FromVector<double>({6, 4}, rows), Tensor::FromVector<int64_t>({6}, l), weights}, Reduction(r));
     ASSERT_EQ(nd[0].num_elements(), flat[0].num_elements());
     if (std::string(r) == "none") EXPECT_EQ(nd[0].shape(), (Shape{2, 3}));
     for (int64_t i = 0; i < nd[0].num_elements(); ++i) EXPECT_NEAR(nd[0].GetAsDouble(i), flat[0].GetAsDouble(i), 1e-12);
@@ -111,7 +107,7 @@ TEST(SoftmaxCrossEntropyLossKernelTest, LogProbEqualsLogSoftmaxOverClasses) {
   std::vector<float> s(2 * 3 * 2);
   for (float& v : s) v = dist(rng);
   const Tensor scores = Tensor::FromVector<float>({2, 3, 2}, s);
-  std::vector<Tensor> out = RunLoss({scores, Tensor::FromVector<int64_t>({2, 2}, {0, 1, 2, 0})});
+  std::vector<Tensor> out = RunAll(kOp, {scores, Tensor::FromVector<int64_t>({2, 2}, {0, 1, 2, 0})});
   absl::StatusOr<std::vector<Tensor>> lsm = RunOp("LogSoftmax", {scores}, {{"axis", AttrValue::Int(1)}});
   ASSERT_TRUE(lsm.ok()) << lsm.status();
   ASSERT_EQ(out[1].shape(), scores.shape());

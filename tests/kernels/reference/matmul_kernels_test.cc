@@ -12,34 +12,18 @@
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/run_op.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace tsr {
 namespace {
 
-std::vector<double> Values(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(t.num_elements()));
-  for (int64_t i = 0; i < t.num_elements(); ++i) v[i] = t.GetAsDouble(i);
-  return v;
-}
+using ::tsr::testing::ExpectNear;
+using ::tsr::testing::Random;
+using ::tsr::testing::RunOne;
+using ::tsr::testing::Values;
 
-Tensor Random(Shape shape, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-1.0, 1.0);
-  std::vector<double> v(static_cast<size_t>(shape.num_elements()));
-  for (double& x : v) x = dist(rng);
-  return Tensor::FromVector<double>(std::move(shape), v);
-}
-
-Tensor RunOne(const std::string& op, const std::vector<std::optional<Tensor>>& inputs, const AttrMap& attrs = {}) {
-  absl::StatusOr<std::vector<Tensor>> out = RunOp(op, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? (*out)[0] : Tensor();
-}
-
-void ExpectNear(const Tensor& t, const std::vector<double>& expected, double tol = 1e-12) {
-  ASSERT_EQ(t.num_elements(), static_cast<int64_t>(expected.size())) << t.DebugString();
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(t.GetAsDouble(i), expected[i], tol) << "element " << i;
-}
+// Absolute tolerance of ExpectNear where a test gives none.
+constexpr double kTol = 1e-12;
 
 TEST(MatMulKernelTest, HandComputed2x3Times3x2) {
   // [[1,2,3],[4,5,6]] x [[7,8],[9,10],[11,12]] = [[58,64],[139,154]]
@@ -51,7 +35,7 @@ TEST(MatMulKernelTest, HandComputed2x3Times3x2) {
     Tensor y = RunOne("MatMul", {a, b});
     EXPECT_EQ(y.dtype(), f64 ? DType::kF64 : DType::kF32);
     EXPECT_EQ(y.shape(), (Shape{2, 2}));
-    ExpectNear(y, {58, 64, 139, 154});
+    ExpectNear(y, {58, 64, 139, 154}, kTol);
   }
 }
 
@@ -60,19 +44,19 @@ TEST(MatMulKernelTest, OneDimensionalOperands) {
   Tensor m = Tensor::FromVector<float>({3, 2}, {1, 0, 0, 1, 1, 1});
   Tensor dot = RunOne("MatMul", {v, v});
   EXPECT_EQ(dot.shape(), Shape());
-  ExpectNear(dot, {14});
+  ExpectNear(dot, {14}, kTol);
   Tensor row = RunOne("MatMul", {v, m});  // [3] x [3,2] -> [2]
   EXPECT_EQ(row.shape(), (Shape{2}));
-  ExpectNear(row, {4, 5});
+  ExpectNear(row, {4, 5}, kTol);
   Tensor mt = Tensor::FromVector<float>({2, 3}, {1, 0, 1, 0, 1, 1});
   Tensor col = RunOne("MatMul", {mt, v});  // [2,3] x [3] -> [2]
   EXPECT_EQ(col.shape(), (Shape{2}));
-  ExpectNear(col, {4, 5});
+  ExpectNear(col, {4, 5}, kTol);
   // A batched matrix times a vector: [2,2,3] x [3] -> [2,2].
   Tensor batched = Tensor::FromVector<float>({2, 2, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1});
   Tensor bv = RunOne("MatMul", {batched, v});
   EXPECT_EQ(bv.shape(), (Shape{2, 2}));
-  ExpectNear(bv, {1, 2, 3, 6});
+  ExpectNear(bv, {1, 2, 3, 6}, kTol);
 }
 
 TEST(MatMulKernelTest, BroadcastBatchDimsMatchExplicitLoop) {
@@ -96,7 +80,7 @@ TEST(MatMulKernelTest, BroadcastBatchDimsMatchExplicitLoop) {
       }
     }
   }
-  ExpectNear(y, expected);
+  ExpectNear(y, expected, kTol);
 }
 
 TEST(MatMulKernelTest, ZeroSizedBatchAndContraction) {
@@ -106,7 +90,7 @@ TEST(MatMulKernelTest, ZeroSizedBatchAndContraction) {
   // K = 0: every output is an empty sum.
   Tensor z = RunOne("MatMul", {Tensor(DType::kF32, {2, 0}), Tensor(DType::kF32, {0, 3})});
   EXPECT_EQ(z.shape(), (Shape{2, 3}));
-  ExpectNear(z, {0, 0, 0, 0, 0, 0});
+  ExpectNear(z, {0, 0, 0, 0, 0, 0}, kTol);
 }
 
 TEST(MatMulKernelTest, IntegerDTypesAreExact) {
@@ -142,7 +126,7 @@ TEST(MatMulKernelTest, HalfDTypesRoundTheDoubleResult) {
     set(b, 1, 0.25f);
     Tensor y = RunOne("MatMul", {a, b});
     ASSERT_EQ(y.dtype(), dtype);
-    ExpectNear(y, {5.5});
+    ExpectNear(y, {5.5}, kTol);
   }
 }
 
@@ -193,7 +177,7 @@ TEST_P(GemmKernelTest, MatchesExplicitLoop) {
         expected.push_back(alpha * s + beta * cv);
       }
     }
-    ExpectNear(y, expected);
+    ExpectNear(y, expected, kTol);
   }
 }
 
@@ -204,7 +188,7 @@ TEST(GemmKernelTest, HandComputedWithDefaults) {
   Tensor y =
       RunOne("Gemm", {Tensor::FromVector<float>({2, 2}, {1, 2, 3, 4}), Tensor::FromVector<float>({2, 2}, {1, 0, 0, 1}),
                       Tensor::FromVector<float>({2}, {10, 20})});
-  ExpectNear(y, {11, 22, 13, 24});
+  ExpectNear(y, {11, 22, 13, 24}, kTol);
 }
 
 TEST(GemmKernelTest, IntegerDTypesTruncateTheScaledResult) {

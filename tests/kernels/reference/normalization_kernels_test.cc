@@ -15,43 +15,31 @@
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/run_op.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace tsr {
 namespace {
 
-std::vector<Tensor> RunNorm(const std::string& op, const std::vector<std::optional<Tensor>>& inputs,
-                            const AttrMap& attrs = {}) {
-  absl::StatusOr<std::vector<Tensor>> out = RunOp(op, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *out : std::vector<Tensor>(3);
-}
+using ::tsr::testing::ExpectNear;
+using ::tsr::testing::Random;
+using ::tsr::testing::RunAll;
 
-void ExpectNear(const Tensor& t, const std::vector<double>& expected, double tol = 1e-9) {
-  ASSERT_EQ(t.num_elements(), static_cast<int64_t>(expected.size())) << t.DebugString();
-  for (size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(t.GetAsDouble(i), expected[i], tol) << "element " << i;
-}
+// Absolute tolerance of ExpectNear where a test gives none.
+constexpr double kTol = 1e-9;
 
 Tensor D(Shape shape, std::vector<double> v) { return Tensor::FromVector<double>(std::move(shape), v); }
-
-Tensor Random(Shape shape, uint32_t seed, double scale = 1.0) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> dist(-scale, scale);
-  std::vector<double> v(static_cast<size_t>(shape.num_elements()));
-  for (double& x : v) x = dist(rng);
-  return Tensor::FromVector<double>(std::move(shape), v);
-}
 
 TEST(BatchNormalizationKernelTest, InferenceUsesTheGivenStatistics) {
   // X [2,2,1,2]; channel c: scale, B, mean, var.
   Tensor x = D({2, 2, 1, 2}, {1, 2, 3, 4, 5, 6, 7, 8});
   Tensor scale = D({2}, {2, 0.5}), b = D({2}, {1, -1}), mean = D({2}, {3, 5}), var = D({2}, {4, 0.25});
   std::vector<Tensor> out =
-      RunNorm("BatchNormalization", {x, scale, b, mean, var}, {{"epsilon", AttrValue::Float(0.0)}});
+      RunAll("BatchNormalization", {x, scale, b, mean, var}, {{"epsilon", AttrValue::Float(0.0)}});
   ASSERT_EQ(out.size(), 1u);
   // c=0: 2 * (x - 3) / 2 + 1 = x - 2; c=1: 0.5 * (x - 5) / 0.5 - 1 = x - 6.
-  ExpectNear(out[0], {-1, 0, -3, -2, 3, 4, 1, 2});
+  ExpectNear(out[0], {-1, 0, -3, -2, 3, 4, 1, 2}, kTol);
   // epsilon enters under the square root.
-  std::vector<Tensor> eps = RunNorm("BatchNormalization", {x, scale, b, mean, var}, {{"epsilon", AttrValue::Float(5)}});
+  std::vector<Tensor> eps = RunAll("BatchNormalization", {x, scale, b, mean, var}, {{"epsilon", AttrValue::Float(5)}});
   EXPECT_NEAR(eps[0].GetAsDouble(0), 2 * (1 - 3) / 3.0 + 1, 1e-12);
 }
 
@@ -60,15 +48,17 @@ TEST(BatchNormalizationKernelTest, TrainingUsesBatchStatisticsAndUpdatesRunningO
   // (mean 11, var 3).
   Tensor x = D({2, 2, 2}, {1, 2, 10, 10, 3, 4, 10, 14});
   Tensor scale = D({2}, {1, 2}), b = D({2}, {0, 1}), mean = D({2}, {0, 1}), var = D({2}, {1, 2});
-  std::vector<Tensor> out = RunNorm(
+  std::vector<Tensor> out = RunAll(
       "BatchNormalization", {x, scale, b, mean, var},
       {{"training_mode", AttrValue::Int(1)}, {"momentum", AttrValue::Float(0.75)}, {"epsilon", AttrValue::Float(0.0)}});
   ASSERT_EQ(out.size(), 3u);
   const double s0 = std::sqrt(1.25), s1 = std::sqrt(3.0);
-  ExpectNear(out[0], {-1.5 / s0, -0.5 / s0, 2 * -1 / s1 + 1, 2 * -1 / s1 + 1, 0.5 / s0, 1.5 / s0, 2 * -1 / s1 + 1,
-                      2 * 3 / s1 + 1});
-  ExpectNear(out[1], {0.75 * 0 + 0.25 * 2.5, 0.75 * 1 + 0.25 * 11});
-  ExpectNear(out[2], {0.75 * 1 + 0.25 * 1.25, 0.75 * 2 + 0.25 * 3});
+  ExpectNear(
+      out[0],
+      {-1.5 / s0, -0.5 / s0, 2 * -1 / s1 + 1, 2 * -1 / s1 + 1, 0.5 / s0, 1.5 / s0, 2 * -1 / s1 + 1, 2 * 3 / s1 + 1},
+      kTol);
+  ExpectNear(out[1], {0.75 * 0 + 0.25 * 2.5, 0.75 * 1 + 0.25 * 11}, kTol);
+  ExpectNear(out[2], {0.75 * 1 + 0.25 * 1.25, 0.75 * 2 + 0.25 * 3}, kTol);
 }
 
 TEST(BatchNormalizationKernelTest, OneDimensionalInputAndMixedParameterDTypes) {
@@ -76,7 +66,7 @@ TEST(BatchNormalizationKernelTest, OneDimensionalInputAndMixedParameterDTypes) {
   Tensor x = D({4}, {1, 2, 3, 4});
   auto f = [](float v) { return Tensor::FromVector<float>({1}, {v}); };
   std::vector<Tensor> out =
-      RunNorm("BatchNormalization", {x, f(2), f(1), f(2.5f), f(1.25f)}, {{"epsilon", AttrValue::Float(0.0)}});
+      RunAll("BatchNormalization", {x, f(2), f(1), f(2.5f), f(1.25f)}, {{"epsilon", AttrValue::Float(0.0)}});
   ASSERT_EQ(out[0].dtype(), DType::kF64);
   const double s = std::sqrt(1.25);
   ExpectNear(out[0], {2 * -1.5 / s + 1, 2 * -0.5 / s + 1, 2 * 0.5 / s + 1, 2 * 1.5 / s + 1}, 1e-7);
@@ -86,10 +76,10 @@ TEST(LayerNormalizationKernelTest, LastAxisHandComputed) {
   // Rows {1,2,3} (mean 2, var 2/3) and {2,4,6} (mean 4, var 8/3).
   Tensor x = D({2, 3}, {1, 2, 3, 2, 4, 6});
   std::vector<Tensor> out =
-      RunNorm("LayerNormalization", {x, D({3}, {1, 2, 3}), D({3}, {0, 0, 1})}, {{"epsilon", AttrValue::Float(0.0)}});
+      RunAll("LayerNormalization", {x, D({3}, {1, 2, 3}), D({3}, {0, 0, 1})}, {{"epsilon", AttrValue::Float(0.0)}});
   ASSERT_EQ(out.size(), 3u);
   const double i0 = 1 / std::sqrt(2.0 / 3), i1 = 1 / std::sqrt(8.0 / 3);
-  ExpectNear(out[0], {-i0, 0, 3 * i0 + 1, -2 * i1, 0, 3 * 2 * i1 + 1});
+  ExpectNear(out[0], {-i0, 0, 3 * i0 + 1, -2 * i1, 0, 3 * 2 * i1 + 1}, kTol);
   EXPECT_EQ(out[1].shape(), (Shape{2, 1}));
   EXPECT_EQ(out[1].dtype(), DType::kF32);
   ExpectNear(out[1], {2, 4}, 1e-6);
@@ -102,8 +92,8 @@ TEST(LayerNormalizationKernelTest, InnerAxisWithBroadcastScale) {
   // axis 1 of [2,3,2]: normalize over 6 values; Scale [2] repeats along the 3.
   const Tensor x = Random({2, 3, 2}, kSeed);
   const Tensor scale = D({2}, {2, -1});
-  std::vector<Tensor> out = RunNorm("LayerNormalization", {x, scale, std::nullopt},
-                                    {{"axis", AttrValue::Int(1)}, {"epsilon", AttrValue::Float(1e-3)}});
+  std::vector<Tensor> out = RunAll("LayerNormalization", {x, scale, std::nullopt},
+                                   {{"axis", AttrValue::Int(1)}, {"epsilon", AttrValue::Float(1e-3)}});
   EXPECT_EQ(out[1].shape(), (Shape{2, 1, 1}));
   for (int n = 0; n < 2; ++n) {
     double mean = 0, var = 0;
@@ -126,8 +116,8 @@ TEST(SoftmaxKernelTest, RowsSumToOneAndLogSoftmaxIsItsLog) {
   for (int axis : {0, 1, 2, -1}) {
     SCOPED_TRACE(absl::StrCat("axis ", axis));
     const AttrMap attrs{{"axis", AttrValue::Int(axis)}};
-    Tensor sm = RunNorm("Softmax", {x}, attrs)[0];
-    Tensor lsm = RunNorm("LogSoftmax", {x}, attrs)[0];
+    Tensor sm = RunAll("Softmax", {x}, attrs)[0];
+    Tensor lsm = RunAll("LogSoftmax", {x}, attrs)[0];
     const int a = axis < 0 ? axis + 3 : axis;
     const int64_t dims[] = {2, 3, 4};
     const int64_t inner = a == 2 ? 1 : (a == 1 ? 4 : 12), outer = a == 0 ? 1 : (a == 1 ? 2 : 6);
@@ -149,8 +139,8 @@ TEST(SoftmaxKernelTest, RowsSumToOneAndLogSoftmaxIsItsLog) {
 
 TEST(SoftmaxKernelTest, StableAtPlusMinusOneThousand) {
   Tensor x = Tensor::FromVector<float>({3, 2}, {1000, 1000, -1000, 0, 1000, -1000});
-  ExpectNear(RunNorm("Softmax", {x})[0], {0.5, 0.5, 0, 1, 1, 0}, 1e-7);
-  Tensor lsm = RunNorm("LogSoftmax", {x})[0];
+  ExpectNear(RunAll("Softmax", {x})[0], {0.5, 0.5, 0, 1, 1, 0}, 1e-7);
+  Tensor lsm = RunAll("LogSoftmax", {x})[0];
   ExpectNear(lsm, {-std::log(2.0), -std::log(2.0), -1000, 0, 0, -2000}, 1e-4);
   for (int64_t i = 0; i < 6; ++i) EXPECT_TRUE(std::isfinite(lsm.GetAsDouble(i)));
 }
@@ -159,10 +149,10 @@ TEST(SoftmaxKernelTest, HalfDTypesAndZeroSize) {
   Tensor h(DType::kBF16, {2});
   h.data<BFloat16>()[0] = BFloat16::FromFloat(0);
   h.data<BFloat16>()[1] = BFloat16::FromFloat(0);
-  Tensor y = RunNorm("Softmax", {h})[0];
+  Tensor y = RunAll("Softmax", {h})[0];
   ASSERT_EQ(y.dtype(), DType::kBF16);
-  ExpectNear(y, {0.5, 0.5});
-  EXPECT_EQ(RunNorm("Softmax", {Tensor(DType::kF32, {0, 5})})[0].shape(), (Shape{0, 5}));
+  ExpectNear(y, {0.5, 0.5}, kTol);
+  EXPECT_EQ(RunAll("Softmax", {Tensor(DType::kF32, {0, 5})})[0].shape(), (Shape{0, 5}));
 }
 
 }  // namespace

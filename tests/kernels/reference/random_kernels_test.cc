@@ -15,56 +15,15 @@
 #include "kernels/reference/convert.h"
 #include "kernels/reference/philox.h"
 #include "kernels/run_op.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace tsr {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-// A tensor of `dtype` holding `values` (converted like Cast).
-Tensor Make(DType dtype, Shape shape, const std::vector<double>& values) {
-  Tensor t(dtype, std::move(shape));
-  VisitDType(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    for (size_t i = 0; i < values.size(); ++i) t.data<T>()[i] = reference::ConvertScalar<T>(values[i]);
-  });
-  return t;
-}
-
-std::vector<double> Values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.GetAsDouble(i));
-  return v;
-}
-
-// Elementwise comparison within `tolerance` (relative), where NaN matches NaN.
-void ExpectValues(const Tensor& t, const std::vector<double>& expected, double tolerance = 0) {
-  const std::vector<double> got = Values(t);
-  ASSERT_EQ(got.size(), expected.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(expected[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << "element " << i << " is " << got[i];
-    } else if (tolerance == 0 || std::isinf(expected[i])) {
-      EXPECT_EQ(got[i], expected[i]) << "element " << i;
-    } else {
-      EXPECT_NEAR(got[i], expected[i], tolerance * std::max(1.0, std::fabs(expected[i]))) << "element " << i;
-    }
-  }
-}
-
-// The dtypes the op accepts for input 0, in kAllDTypes order.
-std::vector<DType> AcceptedDTypes(absl::string_view op) {
-  absl::StatusOr<const OpDef*> def = OpRegistry::Global().Lookup(op);
-  EXPECT_TRUE(def.ok());
-  std::vector<DType> out;
-  if (!def.ok()) return out;
-  const TypeConstraintDef* c = (*def)->FindTypeConstraint((*def)->inputs[0].type_var);
-  for (DType d : kAllDTypes) {
-    if (c != nullptr && Contains(c->allowed, d)) out.push_back(d);
-  }
-  return out;
-}
+using ::tsr::testing::AcceptedDTypes;
+using ::tsr::testing::ExpectValues;
+using ::tsr::testing::kNaN;
+using ::tsr::testing::Make;
 
 // Random123's published known-answer vectors (tests/kat_vectors) for philox4x32 10.
 TEST(PhiloxTest, Random123KnownAnswers) {

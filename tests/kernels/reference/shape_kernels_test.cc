@@ -20,9 +20,13 @@
 #include "gtest/gtest.h"
 #include "kernels/kernel.h"
 #include "kernels/run_op.h"
+#include "tests/kernels/kernel_test_util.h"
 
 namespace tsr {
 namespace {
+
+using ::tsr::testing::RunOne;
+using ::tsr::testing::Values;
 
 using ::testing::ElementsAreArray;
 
@@ -55,12 +59,6 @@ Tensor Iota(DType dtype, Shape shape) {
   return t;
 }
 
-std::vector<double> Values(const Tensor& t) {
-  std::vector<double> v;
-  for (int64_t i = 0; i < t.num_elements(); ++i) v.push_back(t.GetAsDouble(i));
-  return v;
-}
-
 // `out` has `shape`, `in`'s dtype, and out[i] == in[source[i]].
 void ExpectTaken(const Tensor& out, const Tensor& in, const Shape& shape, const std::vector<int64_t>& source) {
   EXPECT_EQ(out.dtype(), in.dtype());
@@ -68,14 +66,6 @@ void ExpectTaken(const Tensor& out, const Tensor& in, const Shape& shape, const 
   std::vector<double> expected;
   for (int64_t s : source) expected.push_back(in.GetAsDouble(s));
   EXPECT_THAT(Values(out), ElementsAreArray(expected));
-}
-
-// Runs `op`, expecting one output.
-Tensor Run1(absl::string_view op, const std::vector<std::optional<Tensor>>& inputs, const AttrMap& attrs = {}) {
-  absl::StatusOr<std::vector<Tensor>> out = RunOp(op, inputs, attrs);
-  EXPECT_TRUE(out.ok()) << out.status();
-  if (!out.ok() || out->size() != 1) return Tensor();
-  return (*out)[0];
 }
 
 std::vector<int64_t> Identity(int64_t n) {
@@ -88,14 +78,14 @@ class AllDTypes : public ::testing::TestWithParam<DType> {};
 
 TEST_P(AllDTypes, ReshapeFlattenSqueezeUnsqueezeKeepTheElements) {
   const Tensor x = Iota(GetParam(), Shape{2, 3});
-  ExpectTaken(Run1("Reshape", {x, I64({3, -1})}), x, Shape{3, 2}, Identity(6));
+  ExpectTaken(RunOne("Reshape", {x, I64({3, -1})}), x, Shape{3, 2}, Identity(6));
   const Tensor y = Iota(GetParam(), Shape{2, 3, 2});
-  ExpectTaken(Run1("Flatten", {y}, {{"axis", AttrValue::Int(2)}}), y, Shape{6, 2}, Identity(12));
+  ExpectTaken(RunOne("Flatten", {y}, {{"axis", AttrValue::Int(2)}}), y, Shape{6, 2}, Identity(12));
   const Tensor z = Iota(GetParam(), Shape{1, 3, 1});
-  ExpectTaken(Run1("Squeeze", {z, I64({0})}), z, Shape{3, 1}, Identity(3));
-  ExpectTaken(Run1("Squeeze", {z, std::nullopt}), z, Shape{3}, Identity(3));
+  ExpectTaken(RunOne("Squeeze", {z, I64({0})}), z, Shape{3, 1}, Identity(3));
+  ExpectTaken(RunOne("Squeeze", {z, std::nullopt}), z, Shape{3}, Identity(3));
   const Tensor w = Iota(GetParam(), Shape{3});
-  ExpectTaken(Run1("Unsqueeze", {w, I64({0, 2})}), w, Shape{1, 3, 1}, Identity(3));
+  ExpectTaken(RunOne("Unsqueeze", {w, I64({0, 2})}), w, Shape{1, 3, 1}, Identity(3));
 }
 
 TEST_P(AllDTypes, ExpandBroadcastsBothWays) {
@@ -107,13 +97,13 @@ TEST_P(AllDTypes, ExpandBroadcastsBothWays) {
       for (int j = 0; j < 4; ++j) source.push_back(i);
     }
   }
-  ExpectTaken(Run1("Expand", {x, I64({2, 1, 4})}), x, Shape{2, 3, 4}, source);
+  ExpectTaken(RunOne("Expand", {x, I64({2, 1, 4})}), x, Shape{2, 3, 4}, source);
 }
 
 TEST_P(AllDTypes, TransposeRank4MatchesIndexArithmetic) {
   const Tensor x = Iota(GetParam(), Shape{2, 3, 4, 5});
   const std::vector<int64_t> perm = {2, 0, 3, 1};
-  const Tensor out = Run1("Transpose", {x}, {{"perm", AttrValue::Ints(perm)}});
+  const Tensor out = RunOne("Transpose", {x}, {{"perm", AttrValue::Ints(perm)}});
   // out[a][b][c][d] = x[j] with j[perm[k]] = (a, b, c, d)[k].
   const int64_t in_dims[4] = {2, 3, 4, 5};
   const int64_t in_strides[4] = {60, 20, 5, 1};
@@ -135,33 +125,33 @@ TEST_P(AllDTypes, TransposeRank4MatchesIndexArithmetic) {
 
 TEST_P(AllDTypes, SliceWithNegativeStep) {
   const Tensor x = Iota(GetParam(), Shape{3, 4});
-  ExpectTaken(Run1("Slice", {x, I64({3}), I64({0}), I64({1}), I64({-2})}), x, Shape{3, 2}, {3, 1, 7, 5, 11, 9});
+  ExpectTaken(RunOne("Slice", {x, I64({3}), I64({0}), I64({1}), I64({-2})}), x, Shape{3, 2}, {3, 1, 7, 5, 11, 9});
 }
 
 TEST_P(AllDTypes, PadEdge) {
   const Tensor x = Iota(GetParam(), Shape{2, 2});
   // Rows padded (1, 0), columns (0, 2), edge mode.
-  ExpectTaken(Run1("Pad", {x, I64({1, 0, 0, 2})}, {{"mode", AttrValue::String("edge")}}), x, Shape{3, 4},
+  ExpectTaken(RunOne("Pad", {x, I64({1, 0, 0, 2})}, {{"mode", AttrValue::String("edge")}}), x, Shape{3, 4},
               {0, 1, 1, 1, 0, 1, 1, 1, 2, 3, 3, 3});
 }
 
 TEST_P(AllDTypes, ConcatSplitAndTile) {
   const Tensor x = Iota(GetParam(), Shape{2, 3});
-  ExpectTaken(Run1("Tile", {x, I64({1, 2})}), x, Shape{2, 6}, {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5});
+  ExpectTaken(RunOne("Tile", {x, I64({1, 2})}), x, Shape{2, 6}, {0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5});
   // Split [2,3] on axis 1 into [2,1] and [2,2], then concat them back.
   absl::StatusOr<std::vector<Tensor>> parts = RunOp("Split", {x, I64({1, 2})}, {{"axis", AttrValue::Int(1)}});
   ASSERT_TRUE(parts.ok()) << parts.status();
   ASSERT_EQ(parts->size(), 2u);
   ExpectTaken((*parts)[0], x, Shape{2, 1}, {0, 3});
   ExpectTaken((*parts)[1], x, Shape{2, 2}, {1, 2, 4, 5});
-  ExpectTaken(Run1("Concat", {(*parts)[1], (*parts)[0]}, {{"axis", AttrValue::Int(-1)}}), x, Shape{2, 3},
+  ExpectTaken(RunOne("Concat", {(*parts)[1], (*parts)[0]}, {{"axis", AttrValue::Int(-1)}}), x, Shape{2, 3},
               {1, 2, 0, 4, 5, 3});
 }
 
 TEST_P(AllDTypes, ShapeOfAnyDType) {
   const Tensor x(GetParam(), Shape{2, 3, 4, 5});
-  EXPECT_THAT(Run1("Shape", {x}).ToInt64Vector(), ElementsAreArray({2, 3, 4, 5}));
-  EXPECT_THAT(Run1("Shape", {x}, {{"start", AttrValue::Int(1)}, {"end", AttrValue::Int(-1)}}).ToInt64Vector(),
+  EXPECT_THAT(RunOne("Shape", {x}).ToInt64Vector(), ElementsAreArray({2, 3, 4, 5}));
+  EXPECT_THAT(RunOne("Shape", {x}, {{"start", AttrValue::Int(1)}, {"end", AttrValue::Int(-1)}}).ToInt64Vector(),
               ElementsAreArray({3, 4}));
 }
 
@@ -172,35 +162,35 @@ INSTANTIATE_TEST_SUITE_P(ShapeKernels, AllDTypes, ::testing::ValuesIn(kAllDTypes
 
 TEST(TransposeKernel, DefaultPermReversesAxes) {
   const Tensor x = Tensor::FromVector<float>(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
-  const Tensor out = Run1("Transpose", {x});
+  const Tensor out = RunOne("Transpose", {x});
   EXPECT_EQ(out.shape(), (Shape{3, 2}));
   EXPECT_THAT(out.flat<float>(), ElementsAreArray({1, 4, 2, 5, 3, 6}));
 }
 
 TEST(TransposeKernel, ZeroSizeDim) {
   const Tensor x(DType::kI64, Shape{2, 0, 3});
-  const Tensor out = Run1("Transpose", {x}, {{"perm", AttrValue::Ints({1, 2, 0})}});
+  const Tensor out = RunOne("Transpose", {x}, {{"perm", AttrValue::Ints({1, 2, 0})}});
   EXPECT_EQ(out.shape(), (Shape{0, 3, 2}));
 }
 
 TEST(ReshapeKernel, ZeroSize) {
   const Tensor x(DType::kF32, Shape{0, 3});
-  EXPECT_EQ(Run1("Reshape", {x, I64({3, 0})}, {{"allowzero", AttrValue::Int(1)}}).shape(), (Shape{3, 0}));
+  EXPECT_EQ(RunOne("Reshape", {x, I64({3, 0})}, {{"allowzero", AttrValue::Int(1)}}).shape(), (Shape{3, 0}));
 }
 
 TEST(ExpandKernel, ToZeroSize) {
   const Tensor x = Tensor::FromVector<float>(Shape{1, 3}, {1, 2, 3});
-  EXPECT_EQ(Run1("Expand", {x, I64({0, 3})}).shape(), (Shape{0, 3}));
+  EXPECT_EQ(RunOne("Expand", {x, I64({0, 3})}).shape(), (Shape{0, 3}));
 }
 
 TEST(ConcatKernel, SkipsEmptyInputs) {
   const Tensor a = Tensor::FromVector<int64_t>(Shape{2, 1}, {1, 2});
   const Tensor empty(DType::kI64, Shape{2, 0});
   const Tensor b = Tensor::FromVector<int64_t>(Shape{2, 2}, {3, 4, 5, 6});
-  const Tensor out = Run1("Concat", {a, empty, b}, {{"axis", AttrValue::Int(1)}});
+  const Tensor out = RunOne("Concat", {a, empty, b}, {{"axis", AttrValue::Int(1)}});
   EXPECT_EQ(out.shape(), (Shape{2, 3}));
   EXPECT_THAT(out.flat<int64_t>(), ElementsAreArray({1, 3, 4, 2, 5, 6}));
-  const Tensor rows = Run1("Concat", {b, b}, {{"axis", AttrValue::Int(0)}});
+  const Tensor rows = RunOne("Concat", {b, b}, {{"axis", AttrValue::Int(0)}});
   EXPECT_THAT(rows.flat<int64_t>(), ElementsAreArray({3, 4, 5, 6, 3, 4, 5, 6}));
 }
 
@@ -224,16 +214,16 @@ class SliceKernel : public ::testing::Test {
   const Tensor x_ = Iota(DType::kF32, Shape{3, 4});
   Tensor Slice(std::vector<int64_t> starts, std::vector<int64_t> ends, std::vector<int64_t> axes,
                std::vector<int64_t> steps) {
-    return Run1("Slice", {x_, I64(starts), I64(ends), I64(axes), I64(steps)});
+    return RunOne("Slice", {x_, I64(starts), I64(ends), I64(axes), I64(steps)});
   }
 };
 
 TEST_F(SliceKernel, StartsAndEndsOnTwoAxes) {
-  ExpectTaken(Run1("Slice", {x_, I64({0, 1}), I64({2, 3})}), x_, Shape{2, 2}, {1, 2, 5, 6});
+  ExpectTaken(RunOne("Slice", {x_, I64({0, 1}), I64({2, 3})}), x_, Shape{2, 2}, {1, 2, 5, 6});
 }
 
 TEST_F(SliceKernel, I32IndicesAndNegativeAxis) {
-  ExpectTaken(Run1("Slice", {x_, I32({1}), I32({3}), I32({-1}), std::nullopt}), x_, Shape{3, 2}, {1, 2, 5, 6, 9, 10});
+  ExpectTaken(RunOne("Slice", {x_, I32({1}), I32({3}), I32({-1}), std::nullopt}), x_, Shape{3, 2}, {1, 2, 5, 6, 9, 10});
 }
 
 TEST_F(SliceKernel, ReverseWholeAxis) {
@@ -294,7 +284,7 @@ TEST(SliceKernelRandomized, MatchesElementWalk) {
     for (int64_t r = 0; r < 2; ++r) {
       for (int64_t i : taken) source.push_back(r * d + i);
     }
-    ExpectTaken(Run1("Slice", {x, I64({s}), I64({e}), I64({1}), I64({k})}), x,
+    ExpectTaken(RunOne("Slice", {x, I64({s}), I64({e}), I64({1}), I64({k})}), x,
                 Shape{2, static_cast<int64_t>(taken.size())}, source);
   }
 }
@@ -317,85 +307,85 @@ TEST(LayoutKernels, ReportOutputShapeMismatch) {
 
 TEST(SliceKernelZeroSize, SlicesAnEmptyAxis) {
   const Tensor x(DType::kBool, Shape{0, 2});
-  EXPECT_EQ(Run1("Slice", {x, I64({0}), I64({1}), I64({0}), I64({-1})}).shape(), (Shape{0, 2}));
+  EXPECT_EQ(RunOne("Slice", {x, I64({0}), I64({1}), I64({0}), I64({-1})}).shape(), (Shape{0, 2}));
 }
 
 TEST(PadKernel, ConstantWithValue) {
   const Tensor x = Tensor::FromVector<float>(Shape{4}, {1, 2, 3, 4});
-  const Tensor out = Run1("Pad", {x, I64({2, 1}), Tensor::Scalar<float>(9)});
+  const Tensor out = RunOne("Pad", {x, I64({2, 1}), Tensor::Scalar<float>(9)});
   EXPECT_THAT(out.flat<float>(), ElementsAreArray({9, 9, 1, 2, 3, 4, 9}));
-  EXPECT_THAT(Run1("Pad", {x, I64({1, 1})}).flat<float>(), ElementsAreArray({0, 1, 2, 3, 4, 0}));
+  EXPECT_THAT(RunOne("Pad", {x, I64({1, 1})}).flat<float>(), ElementsAreArray({0, 1, 2, 3, 4, 0}));
 }
 
 TEST(PadKernel, Reflect) {
   const Tensor x = Tensor::FromVector<int64_t>(Shape{4}, {1, 2, 3, 4});
-  const Tensor out = Run1("Pad", {x, I64({2, 3})}, {{"mode", AttrValue::String("reflect")}});
+  const Tensor out = RunOne("Pad", {x, I64({2, 3})}, {{"mode", AttrValue::String("reflect")}});
   EXPECT_THAT(out.flat<int64_t>(), ElementsAreArray({3, 2, 1, 2, 3, 4, 3, 2, 1}));
 }
 
 TEST(PadKernel, Edge) {
   const Tensor x = Tensor::FromVector<int64_t>(Shape{4}, {1, 2, 3, 4});
-  const Tensor out = Run1("Pad", {x, I64({2, 1})}, {{"mode", AttrValue::String("edge")}});
+  const Tensor out = RunOne("Pad", {x, I64({2, 1})}, {{"mode", AttrValue::String("edge")}});
   EXPECT_THAT(out.flat<int64_t>(), ElementsAreArray({1, 1, 1, 2, 3, 4, 4}));
 }
 
 TEST(PadKernel, Wrap) {
   const Tensor x = Tensor::FromVector<int64_t>(Shape{4}, {1, 2, 3, 4});
-  const Tensor out = Run1("Pad", {x, I64({2, 5})}, {{"mode", AttrValue::String("wrap")}});
+  const Tensor out = RunOne("Pad", {x, I64({2, 5})}, {{"mode", AttrValue::String("wrap")}});
   EXPECT_THAT(out.flat<int64_t>(), ElementsAreArray({3, 4, 1, 2, 3, 4, 1, 2, 3, 4, 1}));
 }
 
 TEST(PadKernel, NegativePadsCrop) {
   const Tensor x = Tensor::FromVector<int64_t>(Shape{4}, {1, 2, 3, 4});
-  EXPECT_THAT(Run1("Pad", {x, I64({-1, 2})}).flat<int64_t>(), ElementsAreArray({2, 3, 4, 0, 0}));
-  EXPECT_THAT(Run1("Pad", {x, I64({-1, -2})}).flat<int64_t>(), ElementsAreArray({2}));
+  EXPECT_THAT(RunOne("Pad", {x, I64({-1, 2})}).flat<int64_t>(), ElementsAreArray({2, 3, 4, 0, 0}));
+  EXPECT_THAT(RunOne("Pad", {x, I64({-1, -2})}).flat<int64_t>(), ElementsAreArray({2}));
   // Padding and cropping are relative to the original input: edge repeats x[3].
-  EXPECT_THAT(Run1("Pad", {x, I64({-3, 1})}, {{"mode", AttrValue::String("edge")}}).flat<int64_t>(),
+  EXPECT_THAT(RunOne("Pad", {x, I64({-3, 1})}, {{"mode", AttrValue::String("edge")}}).flat<int64_t>(),
               ElementsAreArray({4, 4}));
 }
 
 TEST(PadKernel, SelectedAxesF16AndBoolValues) {
   const Tensor x = Tensor::FromVector<Float16>(
       Shape{2, 2}, {Float16::FromFloat(1), Float16::FromFloat(2), Float16::FromFloat(3), Float16::FromFloat(4)});
-  const Tensor out = Run1("Pad", {x, I64({1, 0}), Tensor::Scalar<Float16>(Float16::FromFloat(-0.5f)), I64({-1})});
+  const Tensor out = RunOne("Pad", {x, I64({1, 0}), Tensor::Scalar<Float16>(Float16::FromFloat(-0.5f)), I64({-1})});
   EXPECT_EQ(out.shape(), (Shape{2, 3}));
   EXPECT_THAT(Values(out), ElementsAreArray({-0.5, 1.0, 2.0, -0.5, 3.0, 4.0}));
   const Tensor b = Tensor::FromVector<bool>(Shape{2}, {false, false});
-  EXPECT_THAT(Values(Run1("Pad", {b, I64({1, 1}), Tensor::Scalar<bool>(true)})), ElementsAreArray({1, 0, 0, 1}));
+  EXPECT_THAT(Values(RunOne("Pad", {b, I64({1, 1}), Tensor::Scalar<bool>(true)})), ElementsAreArray({1, 0, 0, 1}));
 }
 
 TEST(PadKernel, ZeroSizeInputConstant) {
   const Tensor x(DType::kI32, Shape{0});
-  const Tensor out = Run1("Pad", {x, I64({1, 2}), Tensor::Scalar<int32_t>(5)});
+  const Tensor out = RunOne("Pad", {x, I64({1, 2}), Tensor::Scalar<int32_t>(5)});
   EXPECT_THAT(out.flat<int32_t>(), ElementsAreArray({5, 5, 5}));
 }
 
 TEST(TileKernel, ZeroRepeats) {
   const Tensor x = Tensor::FromVector<float>(Shape{2, 3}, {1, 2, 3, 4, 5, 6});
-  EXPECT_EQ(Run1("Tile", {x, I64({0, 2})}).shape(), (Shape{0, 6}));
-  const Tensor out = Run1("Tile", {x, I64({2, 1})});
+  EXPECT_EQ(RunOne("Tile", {x, I64({0, 2})}).shape(), (Shape{0, 6}));
+  const Tensor out = RunOne("Tile", {x, I64({2, 1})});
   EXPECT_THAT(out.flat<float>(), ElementsAreArray({1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6}));
 }
 
 TEST(RangeKernel, Integers) {
-  EXPECT_THAT(Run1("Range", {Tensor::Scalar<int64_t>(2), Tensor::Scalar<int64_t>(11), Tensor::Scalar<int64_t>(3)})
+  EXPECT_THAT(RunOne("Range", {Tensor::Scalar<int64_t>(2), Tensor::Scalar<int64_t>(11), Tensor::Scalar<int64_t>(3)})
                   .flat<int64_t>(),
               ElementsAreArray({2, 5, 8}));
-  EXPECT_THAT(Run1("Range", {Tensor::Scalar<int32_t>(5), Tensor::Scalar<int32_t>(0), Tensor::Scalar<int32_t>(-2)})
+  EXPECT_THAT(RunOne("Range", {Tensor::Scalar<int32_t>(5), Tensor::Scalar<int32_t>(0), Tensor::Scalar<int32_t>(-2)})
                   .flat<int32_t>(),
               ElementsAreArray({5, 3, 1}));
-  EXPECT_EQ(Run1("Range", {Tensor::Scalar<int64_t>(3), Tensor::Scalar<int64_t>(3), Tensor::Scalar<int64_t>(1)})
+  EXPECT_EQ(RunOne("Range", {Tensor::Scalar<int64_t>(3), Tensor::Scalar<int64_t>(3), Tensor::Scalar<int64_t>(1)})
                 .num_elements(),
             0);
 }
 
 TEST(RangeKernel, FloatsAreStartPlusIDelta) {
   const Tensor out =
-      Run1("Range", {Tensor::Scalar<float>(1.0f), Tensor::Scalar<float>(2.0f), Tensor::Scalar<float>(0.25f)});
+      RunOne("Range", {Tensor::Scalar<float>(1.0f), Tensor::Scalar<float>(2.0f), Tensor::Scalar<float>(0.25f)});
   EXPECT_THAT(out.flat<float>(), ElementsAreArray({1.0f, 1.25f, 1.5f, 1.75f}));
   // Not accumulated: element i is exactly start + i * delta in double.
   const Tensor d =
-      Run1("Range", {Tensor::Scalar<double>(0.1), Tensor::Scalar<double>(1.0), Tensor::Scalar<double>(0.1)});
+      RunOne("Range", {Tensor::Scalar<double>(0.1), Tensor::Scalar<double>(1.0), Tensor::Scalar<double>(0.1)});
   ASSERT_EQ(d.num_elements(), 9);
   for (int i = 0; i < 9; ++i) EXPECT_EQ(d.flat<double>()[i], 0.1 + i * 0.1) << i;
 }

@@ -1,0 +1,84 @@
+// `Executor`: runs a Graph op by op on a Device.
+//
+// A run binds the symbolic batch to the fed size and re-infers every node's types with
+// concrete shapes (cached per batch size), runs only the nodes the fetches need, in
+// dependency order, with independent nodes running concurrently on the device's thread
+// pool, and frees each output after its last consumer ran. Elementwise unary ops run
+// in place when their input buffer dies there and the run allocated it. Placeholders
+// read the feeds, Variables the variable store, Constants alias their attribute.
+//
+// It does not check feeds against the graph's signature: Session does that.
+#ifndef TESSERA_RUNTIME_EXECUTOR_H_
+#define TESSERA_RUNTIME_EXECUTOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "graph/graph.h"
+#include "graph/tensor.h"
+#include "runtime/device.h"
+#include "runtime/run_metadata.h"
+#include "runtime/variable_store.h"
+
+namespace tsr {
+
+struct ExecutorOptions {
+  uint64_t seed = 0;    // random ops' key (with the run's step)
+  bool inplace = true;  // let elementwise unary ops overwrite a dying input
+};
+
+class Executor {
+ public:
+  // `graph`, `device` and `variables` must outlive the executor; `graph` is verified.
+  Executor(const Graph& graph, Device& device, VariableStore& variables, ExecutorOptions options = {});
+
+  struct RunRequest {
+    absl::flat_hash_map<int, Tensor> feeds;  // Placeholder node id -> value
+    std::vector<TensorRef> fetches;
+    std::optional<int64_t> batch;     // the bound batch size, when a feed gave one
+    RunMetadata* metadata = nullptr;  // timings are recorded when non-null
+  };
+  // The fetched tensors, in order. Errors name the failing node.
+  absl::StatusOr<std::vector<Tensor>> Run(const RunRequest& request);
+
+  // The nodes the fetches depend on (their producers, transitively), as a mask by node id.
+  std::vector<bool> NeededNodes(const std::vector<TensorRef>& fetches) const;
+
+  // Output types of every node with the batch bound (nullopt: unbound); an error for a
+  // node whose inference fails with that batch is returned when the node is needed.
+  struct BoundTypes {
+    std::vector<std::vector<TensorType>> types;  // by node id
+    std::vector<absl::Status> errors;            // by node id
+  };
+  const BoundTypes& TypesFor(std::optional<int64_t> batch);
+
+  // How many nodes the last Run executed (sources included).
+  int64_t last_run_node_count() const { return last_run_node_count_.load(); }
+
+ private:
+  struct RunState;
+  absl::Status RunNode(RunState& state, int id);
+  void RunChain(RunState& state, int id);
+
+  const Graph& graph_;
+  Device& device_;
+  VariableStore& variables_;
+  ExecutorOptions options_;
+  std::vector<const Node*> order_;  // topological
+  std::mutex types_mu_;
+  std::map<int64_t, std::unique_ptr<BoundTypes>> types_by_batch_;  // key -1: unbound
+  std::atomic<uint64_t> step_{0};
+  std::atomic<int64_t> last_run_node_count_{0};
+};
+
+}  // namespace tsr
+
+#endif  // TESSERA_RUNTIME_EXECUTOR_H_

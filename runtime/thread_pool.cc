@@ -1,0 +1,119 @@
+// ThreadPool: workers, Schedule and the nesting-safe ParallelFor.
+#include "runtime/thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+
+namespace tsr {
+
+namespace {
+
+// Which pool the current thread works for, and its 1-based index there.
+thread_local const ThreadPool* current_pool = nullptr;
+thread_local int current_index = 0;
+
+// Shared by the caller and the helpers of one ParallelFor. Helpers may start after the
+// call returned (all chunks taken): they then find nothing to do, and only touch this
+// state, which they keep alive.
+struct ParallelForState {
+  int64_t n = 0;
+  int64_t num_chunks = 0;
+  const std::function<void(int64_t, int64_t)>* fn = nullptr;
+  std::atomic<int64_t> next{0};
+  std::atomic<int64_t> done{0};
+  std::mutex mu;
+  std::condition_variable cv;
+
+  // Runs chunks until none is left; true when this call finished the last one.
+  void RunChunks() {
+    for (;;) {
+      const int64_t c = next.fetch_add(1);
+      if (c >= num_chunks) return;
+      // Chunk c covers [c*n/k, (c+1)*n/k): sizes differ by at most one item.
+      const int64_t begin = c * n / num_chunks;
+      const int64_t end = (c + 1) * n / num_chunks;
+      (*fn)(begin, end);
+      if (done.fetch_add(1) + 1 == num_chunks) {
+        std::lock_guard<std::mutex> lock(mu);
+        cv.notify_all();
+      }
+    }
+  }
+};
+
+}  // namespace
+
+ThreadPool::ThreadPool(int num_threads) {
+  if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
+  num_threads = std::max(num_threads, 1);
+  workers_.reserve(num_threads);
+  for (int i = 0; i < num_threads; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::Schedule(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(fn));
+  }
+  cv_.notify_one();
+}
+
+void ThreadPool::WorkerLoop(int index) {
+  current_pool = this;
+  current_index = index + 1;
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and the queue is drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+int ThreadPool::CurrentThreadId() const { return current_pool == this ? current_index : 0; }
+
+void ThreadPool::ParallelFor(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  const int64_t cost = std::max<int64_t>(cost_per_item, 1);
+  // Total cost in units of kMinCostPerChunk, saturating instead of overflowing.
+  const int64_t worth =
+      cost >= kMinCostPerChunk ? n : (n >= INT64_MAX / cost ? INT64_MAX : n * cost) / kMinCostPerChunk;
+  // A few chunks per thread balance uneven chunks without much overhead.
+  const int64_t max_chunks = int64_t{4} * (num_threads() + 1);
+  const int64_t num_chunks = std::min({n, worth, max_chunks});
+  if (num_chunks <= 1 || (num_threads() <= 1 && current_pool == this)) {
+    fn(0, n);
+    return;
+  }
+  auto state = std::make_shared<ParallelForState>();
+  state->n = n;
+  state->num_chunks = num_chunks;
+  state->fn = &fn;
+  const int64_t helpers = std::min<int64_t>(num_chunks - 1, num_threads());
+  for (int64_t i = 0; i < helpers; ++i) Schedule([state] { state->RunChunks(); });
+  state->RunChunks();
+  std::unique_lock<std::mutex> lock(state->mu);
+  state->cv.wait(lock, [&] { return state->done.load() == num_chunks; });
+}
+
+ParallelForFn ThreadPool::AsParallelForFn() {
+  return [this](int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& fn) {
+    ParallelFor(n, cost_per_item, fn);
+  };
+}
+
+}  // namespace tsr

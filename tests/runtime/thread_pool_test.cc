@@ -1,0 +1,130 @@
+// Tests of ThreadPool: Schedule, ParallelFor coverage and nesting.
+#include "runtime/thread_pool.h"
+
+#include <atomic>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+
+namespace tsr {
+namespace {
+
+TEST(ThreadPoolTest, SizeFromOptionOrHardware) {
+  EXPECT_EQ(ThreadPool(3).num_threads(), 3);
+  EXPECT_GE(ThreadPool(0).num_threads(), 1);
+}
+
+TEST(ThreadPoolTest, ScheduleRunsEveryTaskOnAWorker) {
+  std::atomic<int> count{0};
+  std::atomic<int> on_workers{0};
+  {
+    ThreadPool pool(4);
+    for (int i = 0; i < 1000; ++i) {
+      pool.Schedule([&] {
+        count.fetch_add(1);
+        if (pool.CurrentThreadId() > 0) on_workers.fetch_add(1);
+      });
+    }
+  }  // the destructor drains the queue
+  EXPECT_EQ(count.load(), 1000);
+  EXPECT_EQ(on_workers.load(), 1000);
+}
+
+TEST(ThreadPoolTest, CurrentThreadIdIsZeroOutsideThePool) {
+  ThreadPool pool(2);
+  EXPECT_EQ(pool.CurrentThreadId(), 0);
+  absl::Notification done;
+  int id = -1;
+  pool.Schedule([&] {
+    id = pool.CurrentThreadId();
+    done.Notify();
+  });
+  done.WaitForNotification();
+  EXPECT_GE(id, 1);
+  EXPECT_LE(id, 2);
+}
+
+// Every index in [0, n) is visited exactly once, for sizes and costs that do and do
+// not split.
+TEST(ThreadPoolTest, ParallelForCoversEveryIndexOnce) {
+  ThreadPool pool(4);
+  for (int64_t n : {1, 2, 3, 7, 100, 1001, 100000}) {
+    for (int64_t cost : {1, 100, 10000, 1000000}) {
+      SCOPED_TRACE(testing::Message() << "n=" << n << " cost=" << cost);
+      std::vector<std::atomic<int>> hits(n);
+      std::atomic<int> calls{0};
+      pool.ParallelFor(n, cost, [&](int64_t begin, int64_t end) {
+        ASSERT_LE(0, begin);
+        ASSERT_LT(begin, end);
+        ASSERT_LE(end, n);
+        calls.fetch_add(1);
+        for (int64_t i = begin; i < end; ++i) hits[i].fetch_add(1);
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "index " << i;
+      if (n * cost < ThreadPool::kMinCostPerChunk) {
+        EXPECT_EQ(calls.load(), 1) << "small work must not split";
+      }
+    }
+  }
+}
+
+TEST(ThreadPoolTest, ParallelForSplitsBigWorkAcrossThreads) {
+  ThreadPool pool(4);
+  std::atomic<int> calls{0};
+  pool.ParallelFor(1000, 1000000, [&](int64_t, int64_t) { calls.fetch_add(1); });
+  EXPECT_GT(calls.load(), 1);
+}
+
+TEST(ThreadPoolTest, ParallelForOfNothingDoesNothing) {
+  ThreadPool pool(2);
+  bool called = false;
+  pool.ParallelFor(0, 1000000, [&](int64_t, int64_t) { called = true; });
+  EXPECT_FALSE(called);
+}
+
+// A ParallelFor issued from every worker at once (kernels run by the executor) must
+// finish although no worker is free to help.
+TEST(ThreadPoolTest, NestedParallelForDoesNotDeadlock) {
+  ThreadPool pool(3);
+  constexpr int kOuter = 12;
+  constexpr int64_t kInner = 5000;
+  std::vector<std::atomic<int64_t>> sums(kOuter);
+  pool.ParallelFor(kOuter, 1000000, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      pool.ParallelFor(kInner, 1000, [&](int64_t b, int64_t e) {
+        int64_t s = 0;
+        for (int64_t i = b; i < e; ++i) s += i;
+        sums[o].fetch_add(s);
+      });
+    }
+  });
+  for (int o = 0; o < kOuter; ++o) EXPECT_EQ(sums[o].load(), kInner * (kInner - 1) / 2) << "outer " << o;
+}
+
+TEST(ThreadPoolTest, ParallelForInsideScheduledTasks) {
+  ThreadPool pool(2);
+  constexpr int kTasks = 8;
+  std::atomic<int> finished{0};
+  std::atomic<int64_t> total{0};
+  absl::Notification all_done;
+  for (int t = 0; t < kTasks; ++t) {
+    pool.Schedule([&] {
+      pool.ParallelFor(1000, 100000, [&](int64_t b, int64_t e) { total.fetch_add(e - b); });
+      if (finished.fetch_add(1) + 1 == kTasks) all_done.Notify();
+    });
+  }
+  all_done.WaitForNotification();
+  EXPECT_EQ(total.load(), kTasks * 1000);
+}
+
+TEST(ThreadPoolTest, AsParallelForFnUsesThePool) {
+  ThreadPool pool(2);
+  ParallelForFn fn = pool.AsParallelForFn();
+  std::atomic<int64_t> total{0};
+  fn(777, 1000000, [&](int64_t b, int64_t e) { total.fetch_add(e - b); });
+  EXPECT_EQ(total.load(), 777);
+}
+
+}  // namespace
+}  // namespace tsr

@@ -1,0 +1,193 @@
+// `tessera run MODEL --input NAME=FILE.npy ...`: runs a GraphDef on the CPU runtime
+// (runtime/session.h) with inputs read from .npy files, prints the outputs, optionally
+// writes them as .npy files and profiles the run (Chrome trace + top-N op table).
+#include <filesystem>
+#include <map>
+#include <set>
+#include <system_error>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "graph/proto/graph_def_io.h"
+#include "runtime/npy.h"
+#include "runtime/profiler.h"
+#include "runtime/session.h"
+#include "tools/command.h"
+
+namespace tsr::cli {
+
+namespace {
+
+constexpr absl::string_view kUsage =
+    "tessera run MODEL --input NAME=FILE.npy [--input ...] [--output-dir DIR] [--profile TRACE.json]\n"
+    "                   [--threads N] [--device cpu|reference] [--top N] [--seed N]";
+constexpr absl::string_view kDescription =
+    "Loads MODEL (a GraphDef: .pb or .tsrg binary, .pbtxt text), feeds every signature\n"
+    "input from a NumPy .npy file (--input once per input; the dtype must match and the\n"
+    "shape must fit, any size for the batch dimension N), runs it on the CPU runtime and\n"
+    "fetches every signature output. Prints each output's type and first values; with\n"
+    "--output-dir writes each as DIR/<name>.npy (characters other than letters, digits,\n"
+    "'.', '_' and '-' in the name become '_'; bf16 outputs are written as f32, which numpy\n"
+    "can read). With --profile, times every op, writes a Chrome trace (open it in\n"
+    "https://ui.perfetto.dev or chrome://tracing) and prints the ops that took longest.\n"
+    "Variables are initialized from --seed.";
+
+// Takes every --input/-i out of `args` (FlagParser keeps only the last value of a
+// flag given twice); the rest is left for FlagParser. Stops at "--".
+absl::StatusOr<std::vector<std::string>> ExtractInputs(std::vector<std::string>& args) {
+  std::vector<std::string> inputs, rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      rest.insert(rest.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    if (a == "--input" || a == "-i") {
+      if (i + 1 >= args.size()) return absl::InvalidArgumentError(absl::StrCat("flag ", a, " needs a value"));
+      inputs.push_back(args[++i]);
+    } else if (absl::StartsWith(a, "--input=")) {
+      inputs.push_back(a.substr(8));
+    } else {
+      rest.push_back(a);
+    }
+  }
+  args = std::move(rest);
+  return inputs;
+}
+
+// A file name for output `name`: unsafe characters become '_', and names that would
+// collide (after that, or with an earlier output) get a numeric suffix.
+std::string OutputFileName(const std::string& name, std::set<std::string>& used) {
+  std::string base;
+  for (char c : name) {
+    const bool safe =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    base.push_back(safe ? c : '_');
+  }
+  if (base.empty() || base == "." || base == "..") base = absl::StrCat("_", base);
+  std::string file = absl::StrCat(base, ".npy");
+  for (int k = 2; used.count(file) != 0; ++k) file = absl::StrCat(base, "_", k, ".npy");
+  used.insert(file);
+  return file;
+}
+
+Tensor Bf16ToF32(const Tensor& t) {
+  Tensor out(DType::kF32, t.shape());
+  const BFloat16* in = t.data<BFloat16>();
+  float* o = out.data<float>();
+  for (int64_t i = 0; i < t.num_elements(); ++i) o[i] = in[i].ToFloat();
+  return out;
+}
+
+}  // namespace
+
+int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> rest = args;
+  absl::StatusOr<std::vector<std::string>> input_args = ExtractInputs(rest);
+  if (!input_args.ok()) return UsageError(err, "run", input_args.status().message());
+
+  FlagParser flags;
+  std::string unused_input, output_dir, profile_path, device = "cpu";
+  int64_t threads = 0, top = 10, seed = 0;
+  flags.AddString("input", 'i', "NAME=FILE", &unused_input,
+                  "feed signature input NAME from a .npy file (once per input)");
+  flags.AddString("output-dir", 'o', "DIR", &output_dir, "write each output as DIR/<name>.npy");
+  flags.AddString("profile", '\0', "FILE", &profile_path, "time every op; write a Chrome trace to FILE");
+  flags.AddInt("threads", '\0', "N", &threads, "worker threads (default 0: one per core)");
+  flags.AddString("device", '\0', "DEV", &device, "cpu (default) or reference (the oracle kernels only)");
+  flags.AddInt("top", '\0', "N", &top, "with --profile, how many op types to list (default 10)");
+  flags.AddInt("seed", '\0', "N", &seed, "seed of the variable initializers and random ops (default 0)");
+  absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(rest);
+  if (!positionals.ok()) return UsageError(err, "run", positionals.status().message());
+  if (flags.help_requested()) {
+    PrintHelp(out, kUsage, kDescription, flags);
+    return kExitOk;
+  }
+  if (positionals->size() != 1) {
+    return UsageError(err, "run", absl::StrCat("expected one MODEL, got ", positionals->size(), " arguments"));
+  }
+  if (device != "cpu" && device != "reference") {
+    return UsageError(err, "run", absl::StrCat("unknown --device '", device, "' (known: cpu, reference)"));
+  }
+  if (threads < 0 || threads > 4096) return UsageError(err, "run", "--threads must be in [0, 4096]");
+  if (top < 0) return UsageError(err, "run", "--top must not be negative");
+  if (seed < 0) return UsageError(err, "run", "--seed must not be negative");
+
+  // NAME=FILE pairs, checked before any file is read.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  std::set<std::string> input_names;
+  for (const std::string& a : *input_args) {
+    const size_t eq = a.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) {
+      return UsageError(err, "run", absl::StrCat("--input takes NAME=FILE.npy, not '", a, "'"));
+    }
+    std::string name = a.substr(0, eq);
+    if (!input_names.insert(name).second) {
+      return UsageError(err, "run", absl::StrCat("input '", name, "' is given twice"));
+    }
+    inputs.emplace_back(std::move(name), a.substr(eq + 1));
+  }
+
+  const std::string& model = (*positionals)[0];
+  absl::StatusOr<Graph> graph = LoadGraph(model);
+  if (!graph.ok()) return Failure(err, "run", graph.status());
+  for (const SignatureEntry& e : graph->inputs()) {
+    if (input_names.count(e.name) == 0) {
+      const TensorType type = graph->node(e.ref.node)->output_type(e.ref.index);
+      return UsageError(err, "run",
+                        absl::StrCat("missing --input ", e.name, "=FILE.npy (the model's input '", e.name, "' is ",
+                                     type.ToString(), ")"));
+    }
+  }
+  std::vector<std::string> fetches;
+  for (const SignatureEntry& e : graph->outputs()) fetches.push_back(e.name);
+  if (fetches.empty()) return Failure(err, "run", absl::InvalidArgumentError("the model has no signature outputs"));
+
+  std::vector<std::pair<std::string, Tensor>> feeds;
+  for (const auto& [name, path] : inputs) {
+    absl::StatusOr<Tensor> t = ReadNpy(path);
+    if (!t.ok()) return Failure(err, "run", t.status());
+    feeds.emplace_back(name, *std::move(t));
+  }
+
+  const bool profile = !profile_path.empty();
+  absl::StatusOr<std::unique_ptr<Session>> session =
+      Session::Create(*std::move(graph), {.num_threads = static_cast<int>(threads),
+                                          .device = device,
+                                          .seed = static_cast<uint64_t>(seed),
+                                          .profile = profile});
+  if (!session.ok()) return Failure(err, "run", session.status());
+  RunMetadata metadata;
+  absl::StatusOr<std::vector<Tensor>> outputs = (*session)->Run(feeds, fetches, profile ? &metadata : nullptr);
+  if (!outputs.ok()) return Failure(err, "run", outputs.status());
+
+  if (!output_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(output_dir, ec);
+    if (ec) {
+      return Failure(err, "run", absl::InternalError(absl::StrCat(output_dir, ": cannot create: ", ec.message())));
+    }
+  }
+  std::set<std::string> used_files;
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    const Tensor& t = (*outputs)[i];
+    out << fetches[i] << ": " << t.DebugString(8) << "\n";
+    if (output_dir.empty()) continue;
+    const std::string path = absl::StrCat(output_dir, "/", OutputFileName(fetches[i], used_files));
+    const bool bf16 = t.dtype() == DType::kBF16;
+    if (absl::Status s = WriteNpy(path, bf16 ? Bf16ToF32(t) : t); !s.ok()) return Failure(err, "run", s);
+    out << "  wrote " << path << (bf16 ? " (bf16 written as f32)" : "") << "\n";
+  }
+
+  if (profile) {
+    Profiler profiler;
+    for (const OpTiming& t : metadata.timings) profiler.Record({t.node, t.op, t.start_ns, t.duration_ns, t.thread});
+    if (absl::Status s = profiler.WriteChromeTrace(profile_path); !s.ok()) return Failure(err, "run", s);
+    out << "wrote a Chrome trace of " << metadata.timings.size() << " ops to " << profile_path << "; peak memory "
+        << metadata.peak_bytes << " bytes\n"
+        << profiler.TopTable(static_cast<int>(top));
+  }
+  return kExitOk;
+}
+
+}  // namespace tsr::cli
