@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # README command 2: installs what is needed, builds everything and runs the whole
-# test suite — CMake build + ctest, then `bazel test //...`. Ends with one line
+# test suite — CMake build + ctest, the kernel and runtime tests again under
+# ASan+UBSan, then `bazel test //...`. Ends with one line
 # "N passed, N failed" over both.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +22,25 @@ ctest_failed=$(grep -oE "[0-9]+ tests failed" "$CTEST_LOG" | tail -1 | grep -oE 
 if [[ "$ctest_total" -eq 0 ]]; then ctest_failed=1; fi
 ctest_passed=$((ctest_total - ctest_failed))
 
+echo "== kernel and runtime tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+ASAN_DIR="$ROOT/build-asan"
+ASAN_LOG="$(mktemp)"
+asan_passed=0
+asan_failed=0
+if cmake -G Ninja -S "$ROOT" -B "$ASAN_DIR" -DTESSERA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
+   ninja -C "$ASAN_DIR" -j "$(nproc)" $(ninja -C "$ASAN_DIR" -t targets all | grep -oE "^(kernels|runtime)_[a-z0-9_]*_test" | sort -u) >/dev/null; then
+  ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$(nproc)" -R "^(kernels|runtime)/" 2>&1 | tee "$ASAN_LOG"
+  asan_total=$(grep -oE "out of [0-9]+" "$ASAN_LOG" | tail -1 | grep -oE "[0-9]+" || echo 0)
+  asan_failed=$(grep -oE "[0-9]+ tests failed" "$ASAN_LOG" | tail -1 | grep -oE "^[0-9]+" || echo 0)
+  [[ -z "$asan_total" ]] && asan_total=0
+  [[ -z "$asan_failed" ]] && asan_failed=0
+  if [[ "$asan_total" -eq 0 ]]; then asan_failed=1; fi
+  asan_passed=$((asan_total - asan_failed))
+else
+  echo "sanitizer build failed"
+  asan_failed=1
+fi
+
 echo "== bazel test //..."
 BAZEL_LOG="$(mktemp)"
 bash "$ROOT/scripts/bazel_test.sh" 2>&1 | tee "$BAZEL_LOG"
@@ -31,8 +51,8 @@ bazel_failed=$(grep -oE "^bazel: [0-9]+ passed, [0-9]+ failed" "$BAZEL_LOG" | gr
 [[ -z "$bazel_failed" ]] && bazel_failed=0
 if [[ $bazel_rc -ne 0 && $bazel_failed -eq 0 ]]; then bazel_failed=1; fi
 
-passed=$((ctest_passed + bazel_passed))
-failed=$((ctest_failed + bazel_failed))
-echo "ctest: $ctest_passed passed, $ctest_failed failed; bazel: $bazel_passed passed, $bazel_failed failed; $(( $(date +%s) - START )) s"
+passed=$((ctest_passed + asan_passed + bazel_passed))
+failed=$((ctest_failed + asan_failed + bazel_failed))
+echo "ctest: $ctest_passed passed, $ctest_failed failed; asan: $asan_passed passed, $asan_failed failed; bazel: $bazel_passed passed, $bazel_failed failed; $(( $(date +%s) - START )) s"
 echo "$passed passed, $failed failed"
 [[ $failed -eq 0 ]]
