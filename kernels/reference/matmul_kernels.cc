@@ -11,6 +11,7 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/kernel.h"
+#include "kernels/matmul_geometry.h"
 #include "kernels/reference/convert.h"
 #include "kernels/register_kernels.h"
 
@@ -74,66 +75,20 @@ template <typename Acc>
 absl::Status MatMulKernel(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
-  // Promote to rank >= 2: a 1-D A is [1,K], a 1-D B is [K,1].
-  std::vector<int64_t> a_dims = a.shape().dims();
-  std::vector<int64_t> b_dims = b.shape().dims();
-  if (a_dims.size() == 1) a_dims.insert(a_dims.begin(), 1);
-  if (b_dims.size() == 1) b_dims.push_back(1);
-  const int64_t m = a_dims[a_dims.size() - 2];
-  const int64_t k = a_dims[a_dims.size() - 1];
-  const int64_t n = b_dims[b_dims.size() - 1];
-  if (b_dims[b_dims.size() - 2] != k) {
-    return ctx.Error(absl::StrCat("A ", a.shape().ToString(), " and B ", b.shape().ToString(),
-                                  " have different contraction dimensions"));
-  }
-  // Batch dims right-aligned; a missing or size-1 dim broadcasts (stride 0).
-  const int a_batch_rank = static_cast<int>(a_dims.size()) - 2;
-  const int b_batch_rank = static_cast<int>(b_dims.size()) - 2;
-  const int batch_rank = std::max(a_batch_rank, b_batch_rank);
-  std::vector<int64_t> batch(batch_rank), a_stride(batch_rank, 0), b_stride(batch_rank, 0);
-  int64_t a_step = m * k, b_step = k * n;
-  for (int i = batch_rank - 1; i >= 0; --i) {
-    const int ai = i - (batch_rank - a_batch_rank);
-    const int bi = i - (batch_rank - b_batch_rank);
-    const int64_t ad = ai >= 0 ? a_dims[ai] : 1;
-    const int64_t bd = bi >= 0 ? b_dims[bi] : 1;
-    if (ad != bd && ad != 1 && bd != 1) {
-      return ctx.Error(absl::StrCat("batch dimensions of A ", a.shape().ToString(), " and B ", b.shape().ToString(),
-                                    " do not broadcast"));
-    }
-    batch[i] = ad == 1 ? bd : ad;
-    a_stride[i] = ad == 1 ? 0 : a_step;
-    b_stride[i] = bd == 1 ? 0 : b_step;
-    a_step *= ad;
-    b_step *= bd;
-  }
-  int64_t batch_count = 1;
-  for (int64_t d : batch) batch_count *= d;
+  TSR_ASSIGN_OR_RETURN(const MatMulGeometry g, ComputeMatMulGeometry(ctx));
+  const int64_t m = g.m, n = g.n, k = g.k;
   Tensor& y = ctx.output(0);
-  if (y.num_elements() != batch_count * m * n) {
-    return ctx.Error(
-        absl::StrCat("output has ", y.num_elements(), " elements but ", batch_count * m * n, " are computed"));
-  }
   const std::vector<Acc> av = Widen<Acc>(a);
   const std::vector<Acc> bv = Widen<Acc>(b);
   std::vector<Acc> yv(static_cast<size_t>(y.num_elements()), Acc{0});
-  std::vector<int64_t> index(batch_rank, 0);
-  for (int64_t p = 0; p < batch_count; ++p) {
-    int64_t a_off = 0, b_off = 0;
-    for (int i = 0; i < batch_rank; ++i) {
-      a_off += index[i] * a_stride[i];
-      b_off += index[i] * b_stride[i];
-    }
+  for (int64_t p = 0; p < g.batch_count(); ++p) {
+    const int64_t a_off = g.a_offset[p], b_off = g.b_offset[p];
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         Acc sum{0};
         for (int64_t t = 0; t < k; ++t) sum = MulAdd(sum, av[a_off + i * k + t], bv[b_off + t * n + j]);
         yv[(p * m + i) * n + j] = sum;
       }
-    }
-    for (int i = batch_rank - 1; i >= 0; --i) {  // next batch index, row-major
-      if (++index[i] < batch[i]) break;
-      index[i] = 0;
     }
   }
   Narrow(yv, y);
