@@ -8,7 +8,26 @@
 
 namespace tsr {
 
-absl::Status RegisterCpuMatMulKernels(KernelRegistry& registry);  // MatMul, Gemm (f32)
+// MatMul, Gemm (f32)
+absl::Status RegisterCpuMatMulKernels(KernelRegistry& registry);
+// Conv (f32)
+absl::Status RegisterCpuConvKernels(KernelRegistry& registry);
+// MaxPool, AveragePool, GlobalAveragePool (f32)
+absl::Status RegisterCpuPoolKernels(KernelRegistry& registry);
+// arithmetic, comparison, unary math, Clip, Where (f32)
+absl::Status RegisterCpuElementwiseKernels(KernelRegistry& registry);
+// Relu, LeakyRelu, Sigmoid, Tanh, Gelu, Silu, Softplus, Erf (f32)
+absl::Status RegisterCpuActivationKernels(KernelRegistry& registry);
+// Softmax, LogSoftmax (f32)
+absl::Status RegisterCpuSoftmaxKernels(KernelRegistry& registry);
+// ReduceSum/Mean/Max/Min/Prod, ArgMax (f32)
+absl::Status RegisterCpuReductionKernels(KernelRegistry& registry);
+// LayerNormalization, BatchNormalization (f32)
+absl::Status RegisterCpuNormalizationKernels(KernelRegistry& registry);
+// Transpose, Concat, Split, Slice, Pad, Tile (all dtypes)
+absl::Status RegisterCpuLayoutKernels(KernelRegistry& registry);
+// Gather, GatherElements, ScatterElements (all dtypes)
+absl::Status RegisterCpuIndexingKernels(KernelRegistry& registry);
 
 }  // namespace tsr
 

@@ -9,6 +9,15 @@ namespace tsr {
 
 absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterCpuMatMulKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuConvKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuPoolKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuElementwiseKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuActivationKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuSoftmaxKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuReductionKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuNormalizationKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuLayoutKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuIndexingKernels(registry));
   return absl::OkStatus();
 }
 

@@ -21,35 +21,19 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/run_op.h"
+#include "tests/kernels/cpu/cpu_test_util.h"
 
 namespace tsr {
 namespace {
 
-std::vector<CpuIsa> SupportedIsas() {
-  std::vector<CpuIsa> isas;
-  for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
-    if (SupportedCpuIsa(isa) == isa) isas.push_back(isa);
-  }
-  return isas;
-}
+using testing::SupportedIsas;
+using testing::ThreadedParallelFor;
 
 std::vector<float> RandomVector(std::mt19937& rng, int64_t size) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> v(static_cast<size_t>(size));
   for (float& x : v) x = dist(rng);
   return v;
-}
-
-// Runs fn over [0, n) in `chunks` contiguous ranges on their own threads.
-ParallelForFn ThreadedParallelFor(int chunks) {
-  return [chunks](int64_t n, int64_t, const std::function<void(int64_t, int64_t)>& fn) {
-    std::vector<std::thread> threads;
-    const int64_t per = (n + chunks - 1) / chunks;
-    for (int64_t begin = 0; begin < n; begin += per) {
-      threads.emplace_back([&fn, begin, per, n] { fn(begin, std::min(n, begin + per)); });
-    }
-    for (std::thread& t : threads) t.join();
-  };
 }
 
 struct Case {
@@ -226,44 +210,7 @@ TEST(SgemmTest, ThreadedResultsAreBitwiseEqualToSingleThreaded) {
 
 // --- The registered cpu kernels against the reference ones. ---
 
-Tensor RandomTensor(std::mt19937& rng, Shape shape) {
-  Tensor t(DType::kF32, shape);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float& x : t.flat<float>()) x = dist(rng);
-  return t;
-}
-
-void ExpectCpuMatchesReference(absl::string_view op, const std::vector<std::optional<Tensor>>& inputs,
-                               const AttrMap& attrs) {
-  RunOpOptions reference;
-  reference.device = kReferenceDevice;
-  absl::StatusOr<std::vector<Tensor>> want = RunOp(op, inputs, attrs, reference);
-  ASSERT_TRUE(want.ok()) << want.status();
-  for (int threads : {1, 3}) {
-    RunOpOptions cpu;
-    cpu.device = kCpuDevice;
-    cpu.fall_back_to_reference = false;
-    if (threads > 1) cpu.parallel_for = ThreadedParallelFor(threads);
-    absl::StatusOr<std::vector<Tensor>> got = RunOp(op, inputs, attrs, cpu);
-    ASSERT_TRUE(got.ok()) << got.status();
-    const Tensor& g = (*got)[0];
-    const Tensor& w = (*want)[0];
-    ASSERT_EQ(g.shape(), w.shape());
-    for (int64_t i = 0; i < g.num_elements(); ++i) {
-      ASSERT_NEAR(g.data<float>()[i], w.data<float>()[i], 1e-4 * (1 + std::abs(w.data<float>()[i])))
-          << "element " << i << " threads=" << threads;
-    }
-  }
-}
-
-class CpuMatMulKernelTest : public ::testing::TestWithParam<CpuIsa> {
- protected:
-  void SetUp() override {
-    if (SupportedCpuIsa(GetParam()) != GetParam()) GTEST_SKIP() << "CPU lacks " << CpuIsaName(GetParam());
-    ::setenv("TESSERA_CPU_ISA", std::string(CpuIsaName(GetParam())).c_str(), 1);
-  }
-  void TearDown() override { ::unsetenv("TESSERA_CPU_ISA"); }
-};
+class CpuMatMulKernelTest : public testing::CpuIsaTest {};
 
 TEST_P(CpuMatMulKernelTest, MatMulShapes) {
   const std::vector<std::pair<Shape, Shape>> shapes = {
@@ -274,7 +221,7 @@ TEST_P(CpuMatMulKernelTest, MatMulShapes) {
   for (const auto& [sa, sb] : shapes) {
     SCOPED_TRACE(absl::StrCat("seed=", seed, " A=", sa.ToString(), " B=", sb.ToString()));
     std::mt19937 rng(seed++);
-    ExpectCpuMatchesReference("MatMul", {RandomTensor(rng, sa), RandomTensor(rng, sb)}, {});
+    testing::ExpectCpuMatchesReference("MatMul", {testing::RandomF32(rng, sa), testing::RandomF32(rng, sb)}, {}, 1e-4);
   }
 }
 
@@ -297,21 +244,17 @@ TEST_P(CpuMatMulKernelTest, GemmAttributesAndC) {
                               " C=", gc.c ? gc.c->ToString() : "none", " transA=", gc.trans_a, " transB=", gc.trans_b,
                               " alpha=", gc.alpha, " beta=", gc.beta));
     std::mt19937 rng(seed++);
-    std::vector<std::optional<Tensor>> inputs = {RandomTensor(rng, gc.a), RandomTensor(rng, gc.b)};
-    if (gc.c) inputs.push_back(RandomTensor(rng, *gc.c));
+    std::vector<std::optional<Tensor>> inputs = {testing::RandomF32(rng, gc.a), testing::RandomF32(rng, gc.b)};
+    if (gc.c) inputs.push_back(testing::RandomF32(rng, *gc.c));
     const AttrMap attrs = {{"transA", AttrValue::Int(gc.trans_a)},
                            {"transB", AttrValue::Int(gc.trans_b)},
                            {"alpha", AttrValue::Float(gc.alpha)},
                            {"beta", AttrValue::Float(gc.beta)}};
-    ExpectCpuMatchesReference("Gemm", inputs, attrs);
+    testing::ExpectCpuMatchesReference("Gemm", inputs, attrs, 1e-4);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllIsas, CpuMatMulKernelTest,
-                         ::testing::Values(CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512),
-                         [](const ::testing::TestParamInfo<CpuIsa>& info) {
-                           return std::string(CpuIsaName(info.param));
-                         });
+TSR_INSTANTIATE_FOR_ALL_ISAS(CpuMatMulKernelTest);
 
 }  // namespace
 }  // namespace tsr
