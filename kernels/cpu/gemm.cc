@@ -207,6 +207,10 @@ void ApplyEpilogue(const Problem& pr, int64_t row0, int64_t rows, int64_t col0, 
     if (ep.bias != nullptr) {
       for (int64_t j = col0; j < col0 + cols; ++j) c[j] += ep.bias[j];
     }
+    if (ep.row_bias != nullptr) {
+      const float b = ep.row_bias[i];
+      for (int64_t j = col0; j < col0 + cols; ++j) c[j] += b;
+    }
     if (ep.activation != GemmActivation::kNone) {
       for (int64_t j = col0; j < col0 + cols; ++j) c[j] = Activate(ep.activation, c[j]);
     }

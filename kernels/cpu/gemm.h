@@ -22,14 +22,17 @@ enum class GemmActivation {
 };
 
 // Applied once per element after the product and the beta term, in this order:
-//   y = act(alpha * op(A) op(B) + beta * C + bias[j]) + residual[i * ldr + j]
+//   y = act(alpha * op(A) op(B) + beta * C + bias[j] + row_bias[i]) + residual[i * ldr + j]
 struct GemmEpilogue {
-  const float* bias = nullptr;  // [N] per column, or null
+  const float* bias = nullptr;      // [N] per column (a Dense layer's bias), or null
+  const float* row_bias = nullptr;  // [M] per row (a convolution's bias, rows = channels), or null
   GemmActivation activation = GemmActivation::kNone;
   const float* residual = nullptr;  // [M, ldr] row-major, or null
   int64_t ldr = 0;
 
-  bool empty() const { return bias == nullptr && activation == GemmActivation::kNone && residual == nullptr; }
+  bool empty() const {
+    return bias == nullptr && row_bias == nullptr && activation == GemmActivation::kNone && residual == nullptr;
+  }
 };
 
 struct GemmOptions {

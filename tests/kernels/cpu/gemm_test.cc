@@ -76,6 +76,7 @@ void CheckSgemm(const Case& cs, CpuIsa isa, uint32_t seed, const GemmEpilogue& e
       double want = cs.alpha * sum;
       if (cs.beta != 0.0f) want += cs.beta * static_cast<double>(c0[i * ldc + j]);
       if (epilogue.bias != nullptr) want += epilogue.bias[j];
+      if (epilogue.row_bias != nullptr) want += epilogue.row_bias[i];
       if (epilogue.activation == GemmActivation::kRelu) want = std::max(want, 0.0);
       if (epilogue.activation == GemmActivation::kGelu) want = 0.5 * want * (1 + std::erf(want / std::sqrt(2.0)));
       if (epilogue.residual != nullptr) want += epilogue.residual[i * epilogue.ldr + j];
@@ -155,6 +156,7 @@ TEST(SgemmTest, Epilogues) {
   const int64_t m = 37, n = 45, ldr = 50;
   std::mt19937 rng(42);
   const std::vector<float> bias = RandomVector(rng, n);
+  const std::vector<float> row_bias = RandomVector(rng, m);
   const std::vector<float> residual = RandomVector(rng, m * ldr);
   for (CpuIsa isa : SupportedIsas()) {
     for (GemmActivation act : {GemmActivation::kNone, GemmActivation::kRelu, GemmActivation::kGelu}) {
@@ -167,6 +169,11 @@ TEST(SgemmTest, Epilogues) {
       CheckSgemm({true, false, m, n, 19, 2.0f, 0.0f, 0}, isa, 30 + static_cast<int>(act), ep);
       ep.bias = nullptr;
       CheckSgemm({false, false, m, n, 0, 1.0f, 1.0f, 0}, isa, 40 + static_cast<int>(act), ep);
+      ep.row_bias = row_bias.data();
+      CheckSgemm({false, true, m, n, 70, 1.0f, 0.0f, 0}, isa, 50 + static_cast<int>(act), ep);
+      ep.bias = bias.data();
+      ep.residual = nullptr;
+      CheckSgemm({false, false, m, n, 33, -1.0f, 1.0f, 0}, isa, 60 + static_cast<int>(act), ep);
     }
   }
 }
