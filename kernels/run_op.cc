@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/status_macros.h"
+#include "kernels/poison.h"
 
 namespace tsr {
 
@@ -24,6 +25,7 @@ absl::StatusOr<std::vector<Tensor>> RunOp(absl::string_view op, const std::vecto
   outputs.reserve(out_types.size());
   for (const TensorType& t : out_types) {
     TSR_ASSIGN_OR_RETURN(Tensor out, Tensor::Create(t.dtype, t.shape));
+    FillWithPoison(out);
     outputs.push_back(std::move(out));
   }
   std::vector<Tensor*> out_ptrs;

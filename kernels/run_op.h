@@ -1,7 +1,8 @@
 // Runs one op on concrete tensors, outside any graph: infers the output types from
 // the inputs (their values count as constants), allocates the outputs and calls the
 // kernel. Used by kernel tests, constant folding and debugging; the executor does
-// the same with planned buffers.
+// the same with planned buffers. Outputs are poisoned (kernels/poison.h) before the
+// kernel runs, so one that leaves elements unwritten fails its tests.
 #ifndef TESSERA_KERNELS_RUN_OP_H_
 #define TESSERA_KERNELS_RUN_OP_H_
 

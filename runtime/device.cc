@@ -19,6 +19,7 @@ absl::StatusOr<std::unique_ptr<CpuDevice>> CpuDevice::Create(const CpuDeviceOpti
 CpuDevice::CpuDevice(const CpuDeviceOptions& options)
     : name_(options.name),
       registry_(options.registry != nullptr ? options.registry : &KernelRegistry::Global()),
+      allocator_(options.allocator),
       pool_(options.num_threads) {}
 
 absl::StatusOr<const KernelFn*> CpuDevice::FindKernel(absl::string_view op, DType dtype) const {

@@ -36,6 +36,7 @@ struct CpuDeviceOptions {
   int num_threads = 0;       // 0: hardware concurrency
   // Kernels come from here (the global registry when null); must outlive the device.
   const KernelRegistry* registry = nullptr;
+  AllocatorOptions allocator;
 };
 
 class CpuDevice : public Device {

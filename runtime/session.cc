@@ -36,8 +36,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(Graph graph, SessionOpt
   std::unique_ptr<Session> session(new Session());
   session->options_ = std::move(options);
   session->graph_ = std::make_unique<Graph>(std::move(graph));
-  TSR_ASSIGN_OR_RETURN(session->device_, CpuDevice::Create({.name = session->options_.device,
-                                                            .num_threads = session->options_.num_threads}));
+  CpuDeviceOptions device_options{.name = session->options_.device, .num_threads = session->options_.num_threads};
+  device_options.allocator.poison = session->options_.poison_memory;
+  TSR_ASSIGN_OR_RETURN(session->device_, CpuDevice::Create(device_options));
   TSR_ASSIGN_OR_RETURN(VariableStore store, VariableStore::Initialize(*session->graph_, session->options_.seed));
   session->variables_ = std::make_unique<VariableStore>(std::move(store));
   session->executor_ = std::make_unique<Executor>(*session->graph_, *session->device_, *session->variables_,

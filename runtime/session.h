@@ -33,6 +33,9 @@ struct SessionOptions {
   std::string device = "cpu";  // or "reference" (the oracle kernels only)
   uint64_t seed = 0;           // variable initializers and random ops
   bool profile = false;        // record per-op timings (see last_run_metadata)
+  // Debugging: fill every buffer with NaN / all-ones bits before a kernel writes it,
+  // so a kernel reading memory it never wrote shows up as NaNs in the results.
+  bool poison_memory = false;
 };
 
 class Session {
