@@ -2,22 +2,16 @@
 // and byte-order conversion, and atomic file writing.
 #include "runtime/npy.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
 #include <bit>
-#include <cerrno>
 #include <cstring>
 #include <optional>
-#include <system_error>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
+#include "platform/file.h"
 
 namespace tsr {
 
@@ -286,85 +280,6 @@ void CopyData(absl::string_view src, const Header& header, bool swap, Tensor& ou
   }
 }
 
-// ---- files
-
-std::string ErrnoMessage(int error) { return std::error_code(error, std::generic_category()).message(); }
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  int Close() {
-    const int rc = ::close(fd_);
-    fd_ = -1;
-    return rc;
-  }
-
- private:
-  int fd_;
-};
-
-std::string Folder(const std::string& path) {
-  const size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view bytes) {
-  static std::atomic<uint64_t> counter{0};
-  const std::string temp = absl::StrCat(path, ".tmp-", ::getpid(), "-", counter.fetch_add(1));
-  FileDescriptor fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
-  if (fd.get() < 0) return absl::InternalError(absl::StrCat("cannot create '", temp, "': ", ErrnoMessage(errno)));
-  auto fail = [&](absl::string_view what, const std::string& why) {
-    ::unlink(temp.c_str());
-    return absl::InternalError(absl::StrCat(what, " '", temp, "': ", why));
-  };
-  while (!bytes.empty()) {
-    const ssize_t n = ::write(fd.get(), bytes.data(), bytes.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("cannot write", ErrnoMessage(errno));
-    }
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  if (::fsync(fd.get()) != 0) return fail("cannot sync", ErrnoMessage(errno));
-  if (fd.Close() != 0) return fail("cannot close", ErrnoMessage(errno));
-  if (::rename(temp.c_str(), path.c_str()) != 0) return fail("cannot rename", ErrnoMessage(errno));
-  FileDescriptor folder(::open(Folder(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (folder.get() >= 0) ::fsync(folder.get());  // best effort: the file is in place either way
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    const int error = errno;
-    std::string message = absl::StrCat("cannot open: ", ErrnoMessage(error));
-    return error == ENOENT ? absl::NotFoundError(message) : absl::InternalError(message);
-  }
-  struct stat info;
-  if (::fstat(fd.get(), &info) != 0) return absl::InternalError(absl::StrCat("cannot stat: ", ErrnoMessage(errno)));
-  if (S_ISDIR(info.st_mode)) return absl::InvalidArgumentError("is a directory, not a .npy file");
-  std::string bytes;
-  if (S_ISREG(info.st_mode)) bytes.reserve(static_cast<size_t>(info.st_size));
-  char buffer[1 << 16];
-  while (true) {
-    const ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return absl::InternalError(absl::StrCat("cannot read: ", ErrnoMessage(errno)));
-    }
-    if (n == 0) break;
-    bytes.append(buffer, static_cast<size_t>(n));
-  }
-  return bytes;
-}
-
 absl::Status PrefixPath(const std::string& path, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(path, ": ", status.message()));
 }
@@ -411,8 +326,8 @@ absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes) {
   return tensor;
 }
 
-absl::StatusOr<Tensor> ReadNpy(const std::string& path) {
-  absl::StatusOr<std::string> bytes = ReadFile(path);
+absl::StatusOr<Tensor> ReadNpy(const std::string& path, int64_t max_bytes) {
+  absl::StatusOr<std::string> bytes = ReadFileBounded(path, max_bytes, "the max_bytes argument of ReadNpy");
   if (!bytes.ok()) return PrefixPath(path, bytes.status());
   absl::StatusOr<Tensor> tensor = ParseNpy(*bytes);
   if (!tensor.ok()) return PrefixPath(path, tensor.status());

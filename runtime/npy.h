@@ -22,6 +22,7 @@
 #ifndef TESSERA_RUNTIME_NPY_H_
 #define TESSERA_RUNTIME_NPY_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/status.h"
@@ -34,8 +35,10 @@ namespace tsr {
 // Parses the bytes of a whole .npy file (one array; trailing bytes are an error).
 absl::StatusOr<Tensor> ParseNpy(absl::string_view bytes);
 
-// Reads and parses the file; errors are prefixed with the path.
-absl::StatusOr<Tensor> ReadNpy(const std::string& path);
+// Reads and parses the file; errors are prefixed with the path. A file larger than
+// `max_bytes` is refused before it is read (a pipe, once that much has arrived).
+inline constexpr int64_t kDefaultMaxNpyBytes = int64_t{16} << 30;
+absl::StatusOr<Tensor> ReadNpy(const std::string& path, int64_t max_bytes = kDefaultMaxNpyBytes);
 
 // The .npy bytes of `tensor`; an error for bf16 and invalid tensors.
 absl::StatusOr<std::string> SerializeNpy(const Tensor& tensor);
