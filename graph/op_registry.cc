@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "graph/autodiff/gradients.h"
 #include "graph/ops/register_ops.h"
 
 namespace tsr {
@@ -14,6 +15,7 @@ OpRegistry& OpRegistry::Global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry();
     absl::Status s = RegisterBuiltinOps(*r);
+    if (s.ok()) s = RegisterBuiltinGradients(*r);
     if (!s.ok()) {
       // A malformed built-in op is a programming error caught by every test run.
       fprintf(stderr, "tessera: built-in op registration failed: %s\n", std::string(s.message()).c_str());

@@ -36,6 +36,23 @@ const Node* Output::node() const { return valid() ? builder_->graph_.node(ref_.n
 
 GraphBuilder::GraphBuilder() : graph_() {}
 GraphBuilder::GraphBuilder(const OpRegistry& registry) : graph_(registry) {}
+GraphBuilder::GraphBuilder(Graph graph) : graph_(std::move(graph)) {
+  for (const Node* node : graph_.nodes()) {
+    const std::string& name = node->name();
+    for (size_t slash = name.find('/'); slash != std::string::npos; slash = name.find('/', slash + 1)) {
+      used_scopes_.insert(name.substr(0, slash));
+    }
+  }
+}
+
+Output GraphBuilder::Wrap(TensorRef ref) {
+  if (graph_.TypeOf(ref) == nullptr) {
+    RecordError(absl::InvalidArgumentError(
+        absl::StrCat("GraphBuilder::Wrap: output ", ref.index, " of node id ", ref.node, " does not exist")));
+    return Output(this, TensorRef::None());
+  }
+  return Output(this, ref);
+}
 
 GraphBuilder::NameScope::NameScope(NameScope&& other) noexcept
     : builder_(std::exchange(other.builder_, nullptr)), restore_depth_(other.restore_depth_) {}

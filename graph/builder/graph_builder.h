@@ -70,6 +70,9 @@ class GraphBuilder {
   // Ops are looked up in `registry` (the global one by default), which must outlive the builder.
   GraphBuilder();
   explicit GraphBuilder(const OpRegistry& registry);
+  // Continues building `graph` (one loaded from a file, say, to add its gradients and
+  // optimizer): its node names and their scopes count as taken.
+  explicit GraphBuilder(Graph graph);
   GraphBuilder(const GraphBuilder&) = delete;
   GraphBuilder& operator=(const GraphBuilder&) = delete;
 
@@ -106,6 +109,10 @@ class GraphBuilder {
                          absl::string_view name = {});
   // Op() for single-output use: output 0.
   Output Op1(absl::string_view op, const std::vector<Output>& inputs, AttrMap attrs = {}, absl::string_view name = {});
+
+  // The Output of an existing tensor of the graph being built; invalid, with an error
+  // recorded, when `ref` names no inferred output.
+  Output Wrap(TensorRef ref);
 
   // A Placeholder named `name` (inside the current scope) that is also added to the
   // signature under `name`.

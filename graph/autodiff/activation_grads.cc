@@ -1,0 +1,115 @@
+// Gradients of the activation functions, from the forward output where that is
+// cheaper (Sigmoid, Tanh) and from the input otherwise.
+#include <cmath>
+
+#include "graph/autodiff/gradient_context.h"
+#include "graph/autodiff/gradient_registry.h"
+#include "graph/builder/ops.h"
+#include "graph/status_macros.h"
+
+namespace tsr {
+
+namespace {
+
+// Relu'(0) = 0, as PyTorch and TensorFlow define it.
+absl::Status ReluGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), zero = ctx.Scalar(0.0, x);
+  ctx.set_input_grad(0, ops::Where(b, ops::Greater(b, x, zero), ctx.output_grad(0), zero));
+  return absl::OkStatus();
+}
+
+// x if x >= 0 else alpha * x.
+absl::Status LeakyReluGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), dy = ctx.output_grad(0);
+  const Output scaled = ops::Mul(b, dy, ctx.Scalar(ctx.GetFloat("alpha"), x));
+  ctx.set_input_grad(0, ops::Where(b, ops::Less(b, x, ctx.Scalar(0.0, x)), scaled, dy));
+  return absl::OkStatus();
+}
+
+// s' = s (1 - s).
+absl::Status SigmoidGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output y = ctx.output(0);
+  const Output slope = ops::Mul(b, y, ops::Sub(b, ctx.Scalar(1.0, y), y));
+  ctx.set_input_grad(0, ops::Mul(b, ctx.output_grad(0), slope));
+  return absl::OkStatus();
+}
+
+// tanh' = 1 - tanh^2.
+absl::Status TanhGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output y = ctx.output(0);
+  const Output slope = ops::Sub(b, ctx.Scalar(1.0, y), ops::Mul(b, y, y));
+  ctx.set_input_grad(0, ops::Mul(b, ctx.output_grad(0), slope));
+  return absl::OkStatus();
+}
+
+// erf' = 2 / sqrt(pi) * exp(-x^2).
+absl::Status ErfGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0);
+  const Output gauss = ops::Exp(b, ops::Neg(b, ops::Mul(b, x, x)));
+  const Output slope = ops::Mul(b, gauss, ctx.Scalar(2.0 / std::sqrt(M_PI), x));
+  ctx.set_input_grad(0, ops::Mul(b, ctx.output_grad(0), slope));
+  return absl::OkStatus();
+}
+
+// softplus' = sigmoid.
+absl::Status SoftplusGrad(GradientContext& ctx) {
+  ctx.set_input_grad(0, ops::Mul(ctx.b(), ctx.output_grad(0), ops::Sigmoid(ctx.b(), ctx.input(0))));
+  return absl::OkStatus();
+}
+
+// y = x s(x): y' = s + y (1 - s).
+absl::Status SiluGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), y = ctx.output(0);
+  const Output s = ops::Sigmoid(b, x);
+  const Output slope = ops::Add(b, s, ops::Mul(b, y, ops::Sub(b, ctx.Scalar(1.0, x), s)));
+  ctx.set_input_grad(0, ops::Mul(b, ctx.output_grad(0), slope));
+  return absl::OkStatus();
+}
+
+// Exact: Phi(x) + x phi(x). Tanh approximation: with u = c (x + k x^3), t = tanh(u):
+// 0.5 (1 + t) + 0.5 x (1 - t^2) c (1 + 3 k x^2).
+absl::Status GeluGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0);
+  auto c = [&](double v) { return ctx.Scalar(v, x); };
+  Output slope;
+  if (ctx.GetString("approximate") == "tanh") {
+    constexpr double kK = 0.044715;
+    const double root = std::sqrt(2.0 / M_PI);
+    const Output x2 = ops::Mul(b, x, x);
+    const Output u = ops::Mul(b, c(root), ops::Add(b, x, ops::Mul(b, c(kK), ops::Mul(b, x2, x))));
+    const Output t = ops::Tanh(b, u);
+    const Output left = ops::Mul(b, c(0.5), ops::Add(b, c(1.0), t));
+    const Output du = ops::Mul(b, c(root), ops::Add(b, c(1.0), ops::Mul(b, c(3 * kK), x2)));
+    const Output right = ops::Mul(b, ops::Mul(b, c(0.5), x), ops::Mul(b, ops::Sub(b, c(1.0), ops::Mul(b, t, t)), du));
+    slope = ops::Add(b, left, right);
+  } else {
+    const Output cdf = ops::Mul(b, c(0.5), ops::Add(b, c(1.0), ops::Erf(b, ops::Mul(b, x, c(M_SQRT1_2)))));
+    const Output pdf = ops::Mul(b, c(1.0 / std::sqrt(2 * M_PI)), ops::Exp(b, ops::Mul(b, c(-0.5), ops::Mul(b, x, x))));
+    slope = ops::Add(b, cdf, ops::Mul(b, x, pdf));
+  }
+  ctx.set_input_grad(0, ops::Mul(b, ctx.output_grad(0), slope));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RegisterActivationGradients(OpRegistry& registry) {
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Relu", ReluGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "LeakyRelu", LeakyReluGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Sigmoid", SigmoidGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Tanh", TanhGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Erf", ErfGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Softplus", SoftplusGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Silu", SiluGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Gelu", GeluGrad));
+  return absl::OkStatus();
+}
+
+}  // namespace tsr

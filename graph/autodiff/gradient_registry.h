@@ -1,0 +1,32 @@
+// Attaching gradient functions to the registry's ops, one function per family (one
+// file each); RegisterBuiltinGradients (gradients.h) calls them all.
+#ifndef TESSERA_GRAPH_AUTODIFF_GRADIENT_REGISTRY_H_
+#define TESSERA_GRAPH_AUTODIFF_GRADIENT_REGISTRY_H_
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "graph/op_def.h"
+#include "graph/op_registry.h"
+
+namespace tsr {
+
+// Sets `op`'s gradient function; NotFound when the registry has no such op.
+absl::Status SetGradient(OpRegistry& registry, absl::string_view op, GradientFn fn);
+
+// Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal,
+// Max, Min, Where, Clip, Cast.
+absl::Status RegisterElementwiseGradients(OpRegistry& registry);
+// Relu, LeakyRelu, Sigmoid, Tanh, Erf, Softplus, Silu, Gelu.
+absl::Status RegisterActivationGradients(OpRegistry& registry);
+// MatMul, Gemm.
+absl::Status RegisterMatMulGradients(OpRegistry& registry);
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL2.
+absl::Status RegisterReductionGradients(OpRegistry& registry);
+// Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Concat.
+absl::Status RegisterShapeGradients(OpRegistry& registry);
+// Softmax, LogSoftmax, SoftmaxCrossEntropyLoss.
+absl::Status RegisterSoftmaxGradients(OpRegistry& registry);
+
+}  // namespace tsr
+
+#endif  // TESSERA_GRAPH_AUTODIFF_GRADIENT_REGISTRY_H_
