@@ -125,6 +125,12 @@ OpDefBuilder& OpDefBuilder::Stateful() {
   return *this;
 }
 
+OpDefBuilder& OpDefBuilder::UpdatesVariable(int input) {
+  def_.variable_updates.push_back(input);
+  def_.stateful = true;
+  return *this;
+}
+
 InferenceContext::InferenceContext(const OpDef& def, absl::string_view node_name, const AttrMap& attrs,
                                    std::vector<std::optional<TensorType>> input_types,
                                    std::vector<const Tensor*> input_values)

@@ -82,6 +82,11 @@ struct OpDef {
   GradientFn gradient;
   // Reads or writes state or randomness (Variable, Dropout): never folded or CSE'd.
   bool stateful = false;
+  // Optimizer ops: once the node ran, its output i becomes the new value of the
+  // Variable read by input variable_updates[i] (which must be a Variable node's
+  // output; the verifier checks it). Readers earlier in the same run keep the old
+  // value: nothing is written in place.
+  std::vector<int> variable_updates;
 
   const AttrDef* FindAttr(absl::string_view attr_name) const;
   const TypeConstraintDef* FindTypeConstraint(absl::string_view type_var) const;
@@ -114,6 +119,9 @@ class OpDefBuilder {
   OpDefBuilder& Infer(ShapeFn fn);
   OpDefBuilder& Flops(FlopsFn fn);
   OpDefBuilder& Stateful();
+  // The next output (in declaration order) replaces the Variable read by `input`;
+  // makes the op stateful.
+  OpDefBuilder& UpdatesVariable(int input);
 
   OpDef Build() { return std::move(def_); }
 

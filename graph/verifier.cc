@@ -1,4 +1,5 @@
 // Graph::Verify: the full structural and type check of a graph.
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/graph.h"
 #include "graph/op_registry.h"
@@ -48,6 +49,36 @@ absl::Status VerifySignature(const Graph& g) {
   return absl::OkStatus();
 }
 
+// Variable updates (optimizer ops): each updated input is a Variable node's output of
+// the output's type, and no Variable is updated by two nodes (their order would be
+// arbitrary).
+absl::Status VerifyVariableUpdates(const Graph& g) {
+  absl::flat_hash_map<int, std::string> updater;  // Variable node id -> updating node
+  for (const Node* n : g.nodes()) {
+    const std::vector<int>& updates = n->op_def()->variable_updates;
+    for (size_t i = 0; i < updates.size(); ++i) {
+      const int input = updates[i];
+      if (input >= n->num_inputs() || !n->input(input).valid()) continue;  // the input checks report it
+      const Node* var = g.node(n->input(input).node);
+      if (var->op() != "Variable") {
+        return absl::InvalidArgumentError(absl::StrCat(Where(*n), ": input ", input, " ('", var->name(),
+                                                       "') must be read directly from a Variable, which it updates"));
+      }
+      if (static_cast<int>(i) < n->num_outputs() && n->output_type(static_cast<int>(i)) != var->output_type(0)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(Where(*n), ": output ", i, " is ", n->output_type(static_cast<int>(i)).ToString(),
+                         " but it updates Variable '", var->name(), "' of type ", var->output_type(0).ToString()));
+      }
+      auto [it, inserted] = updater.emplace(var->id(), n->name());
+      if (!inserted) {
+        return absl::InvalidArgumentError(absl::StrCat("Variable '", var->name(), "' is updated by both '", it->second,
+                                                       "' and '", n->name(), "'; at most one node may update it"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Graph::Verify() const {
@@ -73,6 +104,7 @@ absl::Status Graph::Verify() const {
       }
     }
   }
+  TSR_RETURN_IF_ERROR(VerifyVariableUpdates(*this));
   return VerifySignature(*this);
 }
 

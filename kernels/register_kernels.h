@@ -25,6 +25,7 @@ absl::Status RegisterReferenceNormalizationKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceLossKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceShapeKernels(KernelRegistry& registry);  // shape_ops.cc + layout_ops.cc
 absl::Status RegisterReferenceIndexingKernels(KernelRegistry& registry);
+absl::Status RegisterReferenceOptimizerKernels(KernelRegistry& registry);  // SGDUpdate, ..., Increment
 
 // kernels/cpu/ — optimized f32 kernels.
 absl::Status RegisterCpuKernels(KernelRegistry& registry);

@@ -67,15 +67,19 @@ Executor::Executor(const Graph& graph, Device& device, VariableStore& variables,
   if (order.ok()) order_ = *std::move(order);
 }
 
-std::vector<bool> Executor::NeededNodes(const std::vector<TensorRef>& fetches) const {
+std::vector<bool> Executor::NeededNodes(const std::vector<TensorRef>& fetches, const std::vector<int>& targets) const {
   std::vector<bool> needed(graph_.num_nodes(), false);
   std::vector<int> stack;
-  for (const TensorRef& f : fetches) {
-    if (f.valid() && f.node < graph_.num_nodes() && !needed[f.node]) {
-      needed[f.node] = true;
-      stack.push_back(f.node);
+  auto need = [&](int id) {
+    if (id >= 0 && id < graph_.num_nodes() && !needed[id]) {
+      needed[id] = true;
+      stack.push_back(id);
     }
+  };
+  for (const TensorRef& f : fetches) {
+    if (f.valid()) need(f.node);
   }
+  for (int id : targets) need(id);
   while (!stack.empty()) {
     const Node* n = graph_.node(stack.back());
     stack.pop_back();
@@ -192,7 +196,16 @@ absl::Status Executor::RunNode(RunState& state, int id) {
   KernelContext ctx(*node.op_def(), node.name(), node.attrs(), std::move(inputs), std::move(outputs));
   ctx.set_parallel_for(device_.thread_pool().AsParallelForFn());
   ctx.set_rng_key(options_.seed, state.step);
-  return NameNode(node, (**kernel)(ctx));
+  TSR_RETURN_IF_ERROR(NameNode(node, (**kernel)(ctx)));
+  // Optimizer ops: the outputs become the Variables' values. They now belong to the
+  // store, so nothing later in this run may overwrite them in place.
+  const std::vector<int>& updates = node.op_def()->variable_updates;
+  for (int i = 0; i < static_cast<int>(updates.size()) && i < static_cast<int>(types.size()); ++i) {
+    const Node* var = graph_.node(node.input(updates[i]).node);
+    TSR_RETURN_IF_ERROR(NameNode(node, variables_.Replace(var->name(), state.values[base + i])));
+    state.owned[base + i] = 0;
+  }
+  return absl::OkStatus();
 }
 
 void Executor::RunChain(RunState& state, int id) {
@@ -255,11 +268,16 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(const RunRequest& request) {
           absl::StrCat("fetch refers to output ", f.index, " of node id ", f.node, ", which does not exist"));
     }
   }
+  for (int id : request.targets) {
+    if (graph_.node(id) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("target node id ", id, " does not exist"));
+    }
+  }
   RunState state;
   state.request = &request;
   state.types = &TypesFor(request.batch);
   state.step = step_.fetch_add(1);
-  state.needed = NeededNodes(request.fetches);
+  state.needed = NeededNodes(request.fetches, request.targets);
   const int num_nodes = graph_.num_nodes();
   state.offset.resize(num_nodes + 1);
   for (int id = 0; id < num_nodes; ++id) {
@@ -327,11 +345,12 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(const RunRequest& request) {
   results.reserve(request.fetches.size());
   for (const TensorRef& f : request.fetches) {
     const int flat = state.offset[f.node] + f.index;
-    // Variables and Constants hand out the store's or the attribute's buffer: callers get
-    // a copy they may write to.
-    const std::string& op = graph_.node(f.node)->op();
-    results.push_back(op == "Variable" || (op == "Constant" && !state.owned[flat]) ? state.values[flat].Clone()
-                                                                                   : state.values[flat]);
+    // Variables, optimizer outputs (now Variable values) and Constants share the
+    // store's or the attribute's buffer: callers get a copy they may write to.
+    const Node& n = *graph_.node(f.node);
+    const bool shared =
+        n.op() == "Variable" || !n.op_def()->variable_updates.empty() || (n.op() == "Constant" && !state.owned[flat]);
+    results.push_back(shared ? state.values[flat].Clone() : state.values[flat]);
   }
   return results;
 }

@@ -6,6 +6,8 @@
 // pool, and frees each output after its last consumer ran. Elementwise unary ops run
 // in place when their input buffer dies there and the run allocated it. Placeholders
 // read the feeds, Variables the variable store, Constants alias their attribute.
+// Optimizer ops (OpDef::variable_updates) replace their Variables' values in the
+// store when they finish; the next run reads the new values.
 //
 // It does not check feeds against the graph's signature: Session does that.
 #ifndef TESSERA_RUNTIME_EXECUTOR_H_
@@ -43,14 +45,17 @@ class Executor {
   struct RunRequest {
     absl::flat_hash_map<int, Tensor> feeds;  // Placeholder node id -> value
     std::vector<TensorRef> fetches;
+    // Nodes to run (with what they need) whose outputs are not returned: optimizer
+    // updates, whose effect is the new values of their Variables.
+    std::vector<int> targets;
     std::optional<int64_t> batch;     // the bound batch size, when a feed gave one
     RunMetadata* metadata = nullptr;  // timings are recorded when non-null
   };
   // The fetched tensors, in order. Errors name the failing node.
   absl::StatusOr<std::vector<Tensor>> Run(const RunRequest& request);
 
-  // The nodes the fetches depend on (their producers, transitively), as a mask by node id.
-  std::vector<bool> NeededNodes(const std::vector<TensorRef>& fetches) const;
+  // The fetches' and targets' nodes and their producers, transitively, as a mask by node id.
+  std::vector<bool> NeededNodes(const std::vector<TensorRef>& fetches, const std::vector<int>& targets = {}) const;
 
   // Output types of every node with the batch bound (nullopt: unbound); an error for a
   // node whose inference fails with that batch is returned when the node is needed.

@@ -48,6 +48,12 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(Graph graph, SessionOpt
 
 absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                                  const std::vector<std::string>& fetches, RunMetadata* metadata) {
+  return Run(feeds, fetches, {}, metadata);
+}
+
+absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                                 const std::vector<std::string>& fetches,
+                                                 const std::vector<std::string>& targets, RunMetadata* metadata) {
   const Graph& g = *graph_;
   Executor::RunRequest request;
   // The feed that first gave the batch size, for error messages.
@@ -106,8 +112,13 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std
     }
     request.fetches.push_back(*ref);
   }
+  for (const std::string& name : targets) {
+    const Node* n = g.FindNode(name);
+    if (n == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown target node '", name, "'"));
+    request.targets.push_back(n->id());
+  }
   // Missing feeds, named as the signature names them.
-  const std::vector<bool> needed = executor_->NeededNodes(request.fetches);
+  const std::vector<bool> needed = executor_->NeededNodes(request.fetches, request.targets);
   for (const Node* node : g.nodes()) {
     if (!needed[node->id()] || node->op() != "Placeholder" || request.feeds.contains(node->id())) continue;
     std::string input_name = node->name();

@@ -47,6 +47,11 @@ class Session {
   // name or tensor name ("node", "node:1"). Only the nodes the fetches need run.
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                           const std::vector<std::string>& fetches, RunMetadata* metadata = nullptr);
+  // Also runs the `targets` (node names) without returning their outputs: a training
+  // step fetches the loss and targets the optimizer updates.
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                          const std::vector<std::string>& fetches,
+                                          const std::vector<std::string>& targets, RunMetadata* metadata = nullptr);
 
   // A copy of the variable's current value.
   absl::StatusOr<Tensor> GetVariable(absl::string_view name) const;

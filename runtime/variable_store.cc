@@ -36,6 +36,18 @@ absl::Status VariableStore::Set(absl::string_view name, const Tensor& value) {
   return absl::OkStatus();
 }
 
+absl::Status VariableStore::Replace(absl::string_view name, Tensor value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = values_.find(name);
+  if (it == values_.end()) return absl::NotFoundError(absl::StrCat("no variable named '", name, "'"));
+  if (value.dtype() != it->second.dtype() || value.shape() != it->second.shape()) {
+    return absl::InvalidArgumentError(absl::StrCat("variable '", name, "' is ", it->second.type().ToString(),
+                                                   " but the new value is ", value.type().ToString()));
+  }
+  it->second = std::move(value);
+  return absl::OkStatus();
+}
+
 std::vector<std::string> VariableStore::Names() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> names;

@@ -30,6 +30,9 @@ class VariableStore {
   absl::StatusOr<Tensor> Get(absl::string_view name) const;
   // Stores a deep copy of `value`; its dtype and shape must match the variable's.
   absl::Status Set(absl::string_view name, const Tensor& value);
+  // Makes `value` itself (sharing its buffer, no copy) the variable's value: what an
+  // optimizer op's output becomes once it ran. Same checks as Set.
+  absl::Status Replace(absl::string_view name, Tensor value);
   // Sorted.
   std::vector<std::string> Names() const;
 

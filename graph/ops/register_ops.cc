@@ -18,6 +18,7 @@ absl::Status RegisterBuiltinOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterLossOps(registry));
   TSR_RETURN_IF_ERROR(RegisterShapeOps(registry));
   TSR_RETURN_IF_ERROR(RegisterIndexingOps(registry));
+  TSR_RETURN_IF_ERROR(RegisterOptimizerOps(registry));
   return absl::OkStatus();
 }
 

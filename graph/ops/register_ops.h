@@ -37,6 +37,8 @@ absl::Status RegisterLossOps(OpRegistry& registry);
 absl::Status RegisterShapeOps(OpRegistry& registry);
 // Gather, GatherElements, ScatterElements, OneHot.
 absl::Status RegisterIndexingOps(OpRegistry& registry);
+// SGDUpdate, MomentumUpdate, AdamUpdate, RMSPropUpdate, Increment.
+absl::Status RegisterOptimizerOps(OpRegistry& registry);
 
 }  // namespace tsr
 
