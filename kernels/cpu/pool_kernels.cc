@@ -1,8 +1,301 @@
-// PLACEHOLDER being replaced by its owner this session: the optimized MaxPool, AveragePool, GlobalAveragePool (f32) kernels.
+// CPU pooling kernels for f32 over one to three spatial dimensions: MaxPool (with its
+// optional Indices output, storage_order 0 or 1), AveragePool (count_include_pad,
+// ceil_mode, dilations) and GlobalAveragePool, split over the N x C planes.
+//
+// Each output position loops over only the taps of its window that lie inside X (the
+// valid range per dimension is computed once, not tested per tap), in the reference's
+// row-major tap order, so MaxPool picks the same element (the first maximum; a NaN
+// first tap stays) and its index. Sums are in f32 (the reference's are in double).
+// With AVX2, the interior columns of 1-D and 2-D windows run eight outputs at a time
+// (pool_rows.h), with the same tap order and so the same results as the scalar loop.
+// More than three spatial dimensions run the reference kernels.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "graph/dtype.h"
+#include "graph/ops/conv_geometry.h"
+#include "graph/status_macros.h"
+#include "graph/tensor.h"
+#include "kernels/cpu/conv_window.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/pool_rows.h"
+#include "kernels/kernel.h"
 
 namespace tsr {
 
-absl::Status RegisterCpuPoolKernels(KernelRegistry&) { return absl::OkStatus(); }
+namespace {
+
+// The window of a MaxPool / AveragePool node on X; nullopt when X
+// has more than three spatial dimensions.
+absl::StatusOr<std::optional<Window3d>> PoolWindow(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
+  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
+  if (!spec.ok()) return ctx.Error(spec.status().message());
+  absl::StatusOr<WindowGeometry> g = ComputeWindowGeometry(in_spatial, *spec);
+  if (!g.ok()) return ctx.Error(g.status().message());
+  return MakeWindow3d(in_spatial, *g);
+}
+
+absl::Status RunReference(KernelContext& ctx, absl::string_view op) {
+  const KernelFn* reference = KernelRegistry::Global().Find(op, kReferenceDevice, DType::kF32);
+  if (reference == nullptr) return ctx.Error(absl::StrCat("no reference ", op, " kernel for f32"));
+  return (*reference)(ctx);
+}
+
+// Valid tap ranges of the window at output (od, oh, ow).
+struct TapRange {
+  int64_t lo[3], hi[3];
+  bool empty() const { return lo[0] >= hi[0] || lo[1] >= hi[1] || lo[2] >= hi[2]; }
+};
+
+TapRange TapsAt(const Window3d& w, int64_t od, int64_t oh, int64_t ow) {
+  TapRange r;
+  w.ValidTaps(0, od, r.lo[0], r.hi[0]);
+  w.ValidTaps(1, oh, r.lo[1], r.hi[1]);
+  w.ValidTaps(2, ow, r.lo[2], r.hi[2]);
+  return r;
+}
+
+// Input coordinate of tap k of output o along dimension d.
+int64_t InputPos(const Window3d& w, int d, int64_t o, int64_t k) {
+  return o * w.stride[d] - w.pad_begin[d] + k * w.dilation[d];
+}
+
+// Plane-major cost estimate for ParallelFor: one operation per tap.
+int64_t PlaneCost(const Window3d& w) { return std::max<int64_t>(1, w.out_size() * w.taps()); }
+
+// The output columns [begin, end) of a row whose taps along W all lie inside X: where
+// the vector loops run. Empty when no column qualifies.
+void InteriorColumns(const Window3d& w, int64_t& begin, int64_t& end) {
+  begin = (w.pad_begin[2] + w.stride[2] - 1) / w.stride[2];
+  const int64_t last = w.in[2] - 1 + w.pad_begin[2] - (w.kernel[2] - 1) * w.dilation[2];
+  end = last < 0 ? 0 : std::min(w.out[2], last / w.stride[2] + 1);
+  begin = std::min(begin, end);
+}
+
+// Whether the AVX2 row loops (pool_rows.h) may run: one or two spatial dimensions,
+// and plane offsets that fit their int32 lanes.
+bool UseAvx2Rows(const Window3d& w) {
+  return ActiveCpuIsa() >= CpuIsa::kAvx2 && w.out[0] == 1 && w.kernel[0] == 1 &&
+         w.in_size() <= std::numeric_limits<int32_t>::max();
+}
+
+// The vector-loop span of output row oh, columns [ow, ow + n), tap rows [kh_lo, kh_hi).
+PoolRowSpan RowSpan(const Window3d& w, const float* xp, int64_t oh, int64_t kh_lo, int64_t kh_hi, int64_t ow,
+                    int64_t n) {
+  return PoolRowSpan{xp,
+                     w.in[2],
+                     InputPos(w, 1, oh, kh_lo),
+                     kh_hi - kh_lo,
+                     w.dilation[1],
+                     InputPos(w, 2, ow, 0),
+                     w.kernel[2],
+                     w.dilation[2],
+                     w.stride[2],
+                     n};
+}
+
+absl::Status MaxPoolKernel(KernelContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(std::optional<Window3d> window, PoolWindow(ctx));
+  if (!window.has_value()) return RunReference(ctx, "MaxPool");
+  const Window3d& w = *window;
+  const Tensor& x = ctx.input(0);
+  const int64_t planes = x.shape().dim(0) * x.shape().dim(1);
+  const int64_t in_size = w.in_size(), out_size = w.out_size();
+  const bool column_major = ctx.GetInt("storage_order") == 1;
+  const float* x_data = x.data<float>();
+  float* y_data = ctx.output(0).data<float>();
+  // Indices when the node has that output; else a scratch row for the vector loop.
+  int64_t* indices = ctx.num_outputs() > 1 ? ctx.output(1).data<int64_t>() : nullptr;
+  if (planes == 0 || out_size == 0) return absl::OkStatus();
+  const bool vector_rows = UseAvx2Rows(w);
+  int64_t interior_begin, interior_end;
+  InteriorColumns(w, interior_begin, interior_end);
+  const int64_t interior_n = interior_end - interior_begin >= 8 ? interior_end - interior_begin : 0;
+  std::atomic<bool> only_padding{false};  // a window with no input: the reference's error
+
+  // One output, scalar: the first maximum over the valid taps in row-major order.
+  auto one_output = [&](int64_t p, const float* xp, int64_t od, int64_t oh, int64_t ow, int64_t o) {
+    const TapRange r = TapsAt(w, od, oh, ow);
+    if (r.empty()) {
+      only_padding = true;
+      return;
+    }
+    int64_t bd = InputPos(w, 0, od, r.lo[0]), bh = InputPos(w, 1, oh, r.lo[1]), bw = InputPos(w, 2, ow, r.lo[2]);
+    float best = xp[(bd * w.in[1] + bh) * w.in[2] + bw];
+    for (int64_t kd = r.lo[0]; kd < r.hi[0]; ++kd) {
+      const int64_t id = InputPos(w, 0, od, kd);
+      for (int64_t kh = r.lo[1]; kh < r.hi[1]; ++kh) {
+        const int64_t ih = InputPos(w, 1, oh, kh);
+        const float* row = xp + (id * w.in[1] + ih) * w.in[2];
+        for (int64_t kw = r.lo[2]; kw < r.hi[2]; ++kw) {
+          const int64_t iw = InputPos(w, 2, ow, kw);
+          if (row[iw] > best) {
+            best = row[iw];
+            bd = id;
+            bh = ih;
+            bw = iw;
+          }
+        }
+      }
+    }
+    y_data[o] = best;
+    if (indices != nullptr) {
+      indices[o] =
+          p * in_size + (column_major ? (bw * w.in[1] + bh) * w.in[0] + bd : (bd * w.in[1] + bh) * w.in[2] + bw);
+    }
+  };
+
+  ctx.ParallelFor(planes, PlaneCost(w), [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> scratch_indices(indices == nullptr ? static_cast<size_t>(interior_n) : 0);
+    for (int64_t p = begin; p < end; ++p) {
+      const float* xp = x_data + p * in_size;
+      int64_t o = p * out_size;
+      for (int64_t od = 0; od < w.out[0]; ++od) {
+        for (int64_t oh = 0; oh < w.out[1]; ++oh, o += w.out[2]) {
+          int64_t kh_lo, kh_hi;
+          w.ValidTaps(1, oh, kh_lo, kh_hi);
+          const bool vector = vector_rows && interior_n > 0 && kh_lo < kh_hi;
+          for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+            if (vector && ow == interior_begin) {
+              int64_t* row_indices = indices != nullptr ? indices + o + ow : scratch_indices.data();
+              // Column-major spatial offsets (storage_order=1) are iw * H + ih here (D is 1).
+              MaxPoolRowAvx2(RowSpan(w, xp, oh, kh_lo, kh_hi, ow, interior_n), y_data + o + ow, row_indices,
+                             p * in_size, column_major ? 1 : w.in[2], column_major ? w.in[1] : 1);
+              ow += interior_n - 1;
+              continue;
+            }
+            one_output(p, xp, od, oh, ow, o + ow);
+          }
+        }
+      }
+    }
+  });
+  if (only_padding) return ctx.Error("an output position has a window that reads only padding");
+  return absl::OkStatus();
+}
+
+absl::Status AveragePoolKernel(KernelContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(std::optional<Window3d> window, PoolWindow(ctx));
+  if (!window.has_value()) return RunReference(ctx, "AveragePool");
+  const Window3d& w = *window;
+  const Tensor& x = ctx.input(0);
+  const int64_t planes = x.shape().dim(0) * x.shape().dim(1);
+  const int64_t in_size = w.in_size(), out_size = w.out_size();
+  const bool count_include_pad = ctx.GetInt("count_include_pad") == 1;
+  const float* x_data = x.data<float>();
+  float* y_data = ctx.output(0).data<float>();
+  if (planes == 0 || out_size == 0) return absl::OkStatus();
+  const bool vector_rows = UseAvx2Rows(w);
+  int64_t interior_begin, interior_end;
+  InteriorColumns(w, interior_begin, interior_end);
+  const int64_t interior_n = interior_end - interior_begin >= 8 ? interior_end - interior_begin : 0;
+  // The divisor's factor along dimension d for output o: taps inside X, or with
+  // count_include_pad taps inside the padded extent [-pad_begin, in + pad_end) (never
+  // those past it, which ceil_mode can add).
+  auto count_along = [&](int d, int64_t o, int64_t lo, int64_t hi) -> int64_t {
+    if (!count_include_pad) return hi - lo;
+    int64_t n = 0;
+    for (int64_t k = 0; k < w.kernel[d]; ++k) {
+      const int64_t pos = InputPos(w, d, o, k);
+      n += pos >= -w.pad_begin[d] && pos < w.in[d] + w.pad_end[d];
+    }
+    return n;
+  };
+  std::atomic<bool> only_padding{false};
+
+  // One output, scalar: the taps summed in row-major order, then divided.
+  auto one_output = [&](const float* xp, int64_t od, int64_t oh, int64_t ow, int64_t o) {
+    const TapRange r = TapsAt(w, od, oh, ow);
+    const int64_t count = count_along(0, od, r.lo[0], r.hi[0]) * count_along(1, oh, r.lo[1], r.hi[1]) *
+                          count_along(2, ow, r.lo[2], r.hi[2]);
+    if (count == 0) {
+      only_padding = true;
+      return;
+    }
+    float sum = 0.0f;
+    for (int64_t kd = r.lo[0]; kd < r.hi[0]; ++kd) {
+      const int64_t id = InputPos(w, 0, od, kd);
+      for (int64_t kh = r.lo[1]; kh < r.hi[1]; ++kh) {
+        const float* row = xp + (id * w.in[1] + InputPos(w, 1, oh, kh)) * w.in[2];
+        for (int64_t kw = r.lo[2]; kw < r.hi[2]; ++kw) sum += row[InputPos(w, 2, ow, kw)];
+      }
+    }
+    y_data[o] = sum / static_cast<float>(count);
+  };
+
+  ctx.ParallelFor(planes, PlaneCost(w), [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const float* xp = x_data + p * in_size;
+      int64_t o = p * out_size;
+      for (int64_t od = 0; od < w.out[0]; ++od) {
+        for (int64_t oh = 0; oh < w.out[1]; ++oh, o += w.out[2]) {
+          int64_t kh_lo, kh_hi;
+          w.ValidTaps(1, oh, kh_lo, kh_hi);
+          // Interior columns have every W tap inside X (and so inside the padded extent).
+          const int64_t count = count_along(1, oh, kh_lo, kh_hi) * w.kernel[2];
+          const bool vector = vector_rows && interior_n > 0 && kh_lo < kh_hi;
+          for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+            if (vector && ow == interior_begin) {
+              AveragePoolRowAvx2(RowSpan(w, xp, oh, kh_lo, kh_hi, ow, interior_n), static_cast<float>(count),
+                                 y_data + o + ow);
+              ow += interior_n - 1;
+              continue;
+            }
+            one_output(xp, od, oh, ow, o + ow);
+          }
+        }
+      }
+    }
+  });
+  if (only_padding) return ctx.Error("an output position has a window that reads only padding");
+  return absl::OkStatus();
+}
+
+absl::Status GlobalAveragePoolKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t planes = x.shape().dim(0) * x.shape().dim(1);
+  const int64_t in_size = planes == 0 ? 0 : x.num_elements() / planes;
+  const float* x_data = x.data<float>();
+  float* y_data = ctx.output(0).data<float>();
+  if (in_size == 0) {
+    // An empty spatial extent has no mean: NaN, as the reference (and numpy) give.
+    for (int64_t p = 0; p < planes; ++p) y_data[p] = std::numeric_limits<float>::quiet_NaN();
+    return absl::OkStatus();
+  }
+  ctx.ParallelFor(planes, in_size, [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const float* xp = x_data + p * in_size;
+      // Eight independent f32 partial sums: no serial dependence chain, and a fixed
+      // order whatever the thread split.
+      float acc[8] = {};
+      int64_t i = 0;
+      for (; i + 8 <= in_size; i += 8) {
+        for (int j = 0; j < 8; ++j) acc[j] += xp[i + j];
+      }
+      for (; i < in_size; ++i) acc[i % 8] += xp[i];
+      const float sum = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+      y_data[p] = sum / static_cast<float>(in_size);
+    }
+  });
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RegisterCpuPoolKernels(KernelRegistry& registry) {
+  TSR_RETURN_IF_ERROR(registry.Register("MaxPool", kCpuDevice, DType::kF32, MaxPoolKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("AveragePool", kCpuDevice, DType::kF32, AveragePoolKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("GlobalAveragePool", kCpuDevice, DType::kF32, GlobalAveragePoolKernel));
+  return absl::OkStatus();
+}
 
 }  // namespace tsr

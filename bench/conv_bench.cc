@@ -1,0 +1,343 @@
+// f32 convolution throughput on every distinct convolution of ResNet-18 at batch 1
+// (plus two MobileNet-style depthwise layers, and ResNet-18's two pooling layers):
+// Tessera's cpu kernels (through RunOp, device "cpu", no fallback, the runtime's
+// ThreadPool) against oneDNN's convolution_forward / pooling_forward in the same
+// run, at 1 and 2 threads. Each benchmark reports GFLOP/s over wall time and GFLOP
+// per process CPU-second ("GFLOP/cpu_s": robust on a shared machine); after the run
+// tables of medians over the repetitions give both Tessera / oneDNN ratios.//
+// The comparison favours oneDNN in one respect, on purpose (it is what a user
+// of it does): oneDNN picks its preferred blocked layouts (format_tag::any) for
+// source, weights and destination, and the reorders into them are done once,
+// outside the timed loop; Tessera's timings are NCHW in, NCHW out, everything
+// included (shape inference and output allocation of RunOp too).
+//
+// libdnnl here runs on GNU OpenMP, whose workers spin while waiting: on a shared,
+// oversubscribed machine that wastes the time slices oneDNN's own threads need, so
+// its 2-thread figures are only meaningful with a passive wait policy (set before the
+// process starts; libgomp reads it when it loads):
+//
+//   OMP_WAIT_POLICY=PASSIVE conv_bench --benchmark_min_time=0.2 --benchmark_repetitions=3
+#include <dlfcn.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "dnnl.hpp"
+#include "graph/attribute.h"
+#include "graph/tensor.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/kernel.h"
+#include "kernels/run_op.h"
+#include "runtime/thread_pool.h"
+
+namespace tsr {
+namespace {
+
+struct ConvLayer {
+  const char* name;
+  int64_t c, m, size, kernel, stride, pad;
+  int64_t group = 1;
+  int64_t out() const { return (size + 2 * pad - kernel) / stride + 1; }
+  double flops() const { return 2.0 * m * (c / group) * kernel * kernel * out() * out(); }
+};
+const ConvLayer kLayers[] = {
+    {"conv1 7x7/2 3-64 @224", 3, 64, 224, 7, 2, 3},
+    {"3x3 64-64 @56", 64, 64, 56, 3, 1, 1},
+    {"3x3/2 64-128 @56", 64, 128, 56, 3, 2, 1},
+    {"1x1/2 64-128 @56", 64, 128, 56, 1, 2, 0},
+    {"3x3 128-128 @28", 128, 128, 28, 3, 1, 1},
+    {"3x3/2 128-256 @28", 128, 256, 28, 3, 2, 1},
+    {"1x1/2 128-256 @28", 128, 256, 28, 1, 2, 0},
+    {"3x3 256-256 @14", 256, 256, 14, 3, 1, 1},
+    {"3x3/2 256-512 @14", 256, 512, 14, 3, 2, 1},
+    {"1x1/2 256-512 @14", 256, 512, 14, 1, 2, 0},
+    {"3x3 512-512 @7", 512, 512, 7, 3, 1, 1},
+    // Not in ResNet-18: MobileNet-style depthwise layers, for the direct depthwise kernel.
+    {"dw 3x3 128 @56", 128, 128, 56, 3, 1, 1, 128},
+    {"dw 3x3/2 256 @28", 256, 256, 28, 3, 2, 1, 256},
+};
+
+// ResNet-18's pooling layers; "flops" count one operation per window tap.
+struct PoolLayer {
+  const char* name;
+  bool max;  // MaxPool, else GlobalAveragePool
+  int64_t c, size, kernel, stride, pad;
+  int64_t out() const { return (size + 2 * pad - kernel) / stride + 1; }
+  double flops() const { return 1.0 * c * out() * out() * kernel * kernel; }
+};
+const PoolLayer kPools[] = {
+    {"maxpool 3x3/2 64 @112", true, 64, 112, 3, 2, 1},
+    {"global avgpool 512 @7", false, 512, 7, 7, 1, 0},
+};
+
+// {GFLOP/s, GFLOP/cpu_s} of every repetition, keyed by (layer, threads,
+// library).
+using ResultMap = std::map<std::tuple<int, int, std::string>, std::vector<std::pair<double, double>>>;
+ResultMap& Results() {
+  static auto* results = new ResultMap;
+  return *results;
+}
+
+double ProcessCpuSeconds() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::vector<float> RandomValues(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// libdnnl here is built on GNU OpenMP; the benchmark does not link libgomp
+// itself, so its omp_set_num_threads is looked up in the already loaded
+// library.
+void SetOpenMpThreads(int threads) {
+  using SetFn = void (*)(int);
+  static const auto set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  if (set != nullptr) set(threads);
+}
+
+// Times the benchmark loop around `run` and reports both rates.
+template <typename Fn>
+void TimeLoop(benchmark::State& state, double flops, const std::string& library, Fn run) {
+  run();  // warm-up: scratch buffers, thread start-up
+  const double wall0 = WallSeconds(), cpu0 = ProcessCpuSeconds();
+  for (auto _ : state) {
+    run();
+    benchmark::ClobberMemory();
+  }
+  const double wall = WallSeconds() - wall0, cpu = ProcessCpuSeconds() - cpu0;
+  const double gflop = flops * 1e-9 * static_cast<double>(state.iterations());
+  state.counters["GFLOP/s"] = gflop / wall;
+  state.counters["GFLOP/cpu_s"] = gflop / cpu;
+  state.SetLabel(library);
+}
+
+void BM_Tessera(benchmark::State& state) {
+  const ConvLayer& layer = kLayers[state.range(0)];
+  const int threads = static_cast<int>(state.range(1));
+  Tensor x(DType::kF32, Shape({1, layer.c, layer.size, layer.size}));
+  Tensor w(DType::kF32, Shape({layer.m, layer.c / layer.group, layer.kernel, layer.kernel}));
+  const std::vector<float> xv = RandomValues(x.num_elements(), 1), wv = RandomValues(w.num_elements(), 2);
+  std::copy(xv.begin(), xv.end(), x.flat<float>().begin());
+  std::copy(wv.begin(), wv.end(), w.flat<float>().begin());
+  const std::vector<std::optional<Tensor>> inputs = {x, w};
+  const AttrMap attrs{{"strides", AttrValue::Ints({layer.stride, layer.stride})},
+                      {"pads", AttrValue::Ints({layer.pad, layer.pad, layer.pad, layer.pad})},
+                      {"group", AttrValue::Int(layer.group)}};
+  // The caller takes chunks too: threads - 1 workers give `threads` in all.
+  std::optional<ThreadPool> pool;
+  RunOpOptions options;
+  options.device = kCpuDevice;
+  options.fall_back_to_reference = false;
+  if (threads > 1) {
+    pool.emplace(threads - 1);
+    options.parallel_for = pool->AsParallelForFn();
+  }
+  TimeLoop(state, layer.flops(), "tessera", [&] {
+    absl::StatusOr<std::vector<Tensor>> y = RunOp("Conv", inputs, attrs, options);
+    if (!y.ok()) state.SkipWithError(std::string(y.status().message()).c_str());
+    benchmark::DoNotOptimize(y);
+  });
+}
+
+void BM_OneDnn(benchmark::State& state) {
+  using dnnl::memory;
+  const ConvLayer& layer = kLayers[state.range(0)];
+  const int threads = static_cast<int>(state.range(1));
+  SetOpenMpThreads(threads);
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const memory::dims src_dims = {1, layer.c, layer.size, layer.size};
+  // Grouped weights are [groups, M/groups, C/groups, kh, kw] (goihw) in oneDNN.
+  const memory::dims w_dims = layer.group == 1 ? memory::dims{layer.m, layer.c, layer.kernel, layer.kernel}
+                                               : memory::dims{layer.group, layer.m / layer.group, layer.c / layer.group,
+                                                              layer.kernel, layer.kernel};
+  const memory::dims dst_dims = {1, layer.m, layer.out(), layer.out()};
+  const memory::dims strides = {layer.stride, layer.stride}, pads = {layer.pad, layer.pad};
+  auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, memory::format_tag::any); };
+  const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                             any(src_dims), any(w_dims), any(dst_dims), strides, pads, pads);
+  const dnnl::convolution_forward::primitive_desc pd(desc, engine);
+  std::vector<float> xv = RandomValues(layer.c * layer.size * layer.size, 1);
+  std::vector<float> wv = RandomValues(layer.m * (layer.c / layer.group) * layer.kernel * layer.kernel, 2);
+  memory user_src({src_dims, memory::data_type::f32, memory::format_tag::nchw}, engine, xv.data());
+  memory user_w(
+      {w_dims, memory::data_type::f32, layer.group == 1 ? memory::format_tag::oihw : memory::format_tag::goihw}, engine,
+      wv.data());
+  // Reorders into oneDNN's layouts, once, outside the timed loop.
+  memory src(pd.src_desc(), engine), w(pd.weights_desc(), engine), dst(pd.dst_desc(), engine);
+  dnnl::reorder(user_src, src).execute(stream, user_src, src);
+  dnnl::reorder(user_w, w).execute(stream, user_w, w);
+  stream.wait();
+  const dnnl::convolution_forward conv(pd);
+  const std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, w}, {DNNL_ARG_DST, dst}};
+  TimeLoop(state, layer.flops(), "onednn", [&] {
+    conv.execute(stream, args);
+    stream.wait();
+  });
+}
+
+void BM_TesseraPool(benchmark::State& state) {
+  const PoolLayer& layer = kPools[state.range(0)];
+  const int threads = static_cast<int>(state.range(1));
+  Tensor x(DType::kF32, Shape({1, layer.c, layer.size, layer.size}));
+  const std::vector<float> xv = RandomValues(x.num_elements(), 1);
+  std::copy(xv.begin(), xv.end(), x.flat<float>().begin());
+  const std::vector<std::optional<Tensor>> inputs = {x};
+  AttrMap attrs;
+  if (layer.max) {
+    attrs = {{"kernel_shape", AttrValue::Ints({layer.kernel, layer.kernel})},
+             {"strides", AttrValue::Ints({layer.stride, layer.stride})},
+             {"pads", AttrValue::Ints({layer.pad, layer.pad, layer.pad, layer.pad})}};
+  }
+  std::optional<ThreadPool> pool;
+  RunOpOptions options;
+  options.device = kCpuDevice;
+  options.fall_back_to_reference = false;
+  if (threads > 1) {
+    pool.emplace(threads - 1);
+    options.parallel_for = pool->AsParallelForFn();
+  }
+  const char* op = layer.max ? "MaxPool" : "GlobalAveragePool";
+  TimeLoop(state, layer.flops(), "tessera_pool", [&] {
+    absl::StatusOr<std::vector<Tensor>> y = RunOp(op, inputs, attrs, options);
+    if (!y.ok()) state.SkipWithError(std::string(y.status().message()).c_str());
+    benchmark::DoNotOptimize(y);
+  });
+}
+
+void BM_OneDnnPool(benchmark::State& state) {
+  using dnnl::memory;
+  const PoolLayer& layer = kPools[state.range(0)];
+  SetOpenMpThreads(static_cast<int>(state.range(1)));
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  const memory::desc src_md({1, layer.c, layer.size, layer.size}, memory::data_type::f32, memory::format_tag::nchw);
+  const memory::desc dst_md({1, layer.c, layer.out(), layer.out()}, memory::data_type::f32, memory::format_tag::nchw);
+  const dnnl::pooling_forward::desc desc(
+      dnnl::prop_kind::forward_inference,
+      layer.max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding, src_md, dst_md,
+      {layer.stride, layer.stride}, {layer.kernel, layer.kernel}, {layer.pad, layer.pad}, {layer.pad, layer.pad});
+  const dnnl::pooling_forward::primitive_desc pd(desc, engine);
+  std::vector<float> xv = RandomValues(layer.c * layer.size * layer.size, 1);
+  memory src(src_md, engine, xv.data()), dst(pd.dst_desc(), engine);
+  const dnnl::pooling_forward pooling(pd);
+  const std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  TimeLoop(state, layer.flops(), "onednn_pool", [&] {
+    pooling.execute(stream, args);
+    stream.wait();
+  });
+}
+
+// Records each run's rates for the summary table.
+class Recorder : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& run : runs) {
+      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
+      int layer = 0, threads = 0;
+      const std::string name = run.run_name.str();
+      if (std::sscanf(name.c_str() + name.find('/'), "/%d/%d", &layer, &threads) != 2) continue;
+      const auto wall = run.counters.find("GFLOP/s");
+      const auto cpu = run.counters.find("GFLOP/cpu_s");
+      if (wall == run.counters.end() || cpu == run.counters.end()) continue;
+      Results()[{layer, threads, run.report_label}].push_back({wall->second.value, cpu->second.value});
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+};
+
+double Median(const std::vector<std::pair<double, double>>& runs, bool cpu) {
+  std::vector<double> v;
+  for (const auto& [wall_rate, cpu_rate] : runs) v.push_back(cpu ? cpu_rate : wall_rate);
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+void PrintSummary() {
+  std::printf(
+      "\nTessera cpu Conv (%s, NCHW in/out, via RunOp) vs oneDNN %d.%d "
+      "convolution_forward (its preferred blocked\n"
+      "layouts, reorders outside the timed loop), batch 1, medians "
+      "over repetitions\n",
+      std::string(CpuIsaName(ActiveCpuIsa())).c_str(), dnnl::version()->major, dnnl::version()->minor);
+  std::printf("%-24s %7s | %9s %9s %6s | %9s %9s %6s\n", "layer", "threads", "tsr GF/s", "onednn", "ratio", "tsr GF/cs",
+              "onednn", "ratio");
+  for (int layer = 0; layer < static_cast<int>(std::size(kLayers)); ++layer) {
+    for (int threads : {1, 2}) {
+      const auto t = Results().find({layer, threads, "tessera"});
+      const auto o = Results().find({layer, threads, "onednn"});
+      if (t == Results().end() || o == Results().end()) continue;
+      const double tw = Median(t->second, false), ow = Median(o->second, false);
+      const double tc = Median(t->second, true), oc = Median(o->second, true);
+      std::printf("%-24s %7d | %9.1f %9.1f %5.2fx | %9.1f %9.1f %5.2fx\n", kLayers[layer].name, threads, tw, ow,
+                  ow > 0 ? tw / ow : 0.0, tc, oc, oc > 0 ? tc / oc : 0.0);
+    }
+  }
+  std::printf(
+      "\nPooling, NCHW for both (Tessera's MaxPool also writes its "
+      "Indices output; oneDNN's inference pooling has\n"
+      "none); G-op/s count one operation per window tap\n");
+  std::printf("%-24s %7s | %9s %9s %6s | %9s %9s %6s\n", "layer", "threads", "tsr Gop/s", "onednn", "ratio",
+              "tsr Gop/cs", "onednn", "ratio");
+  for (int layer = 0; layer < static_cast<int>(std::size(kPools)); ++layer) {
+    for (int threads : {1, 2}) {
+      const auto t = Results().find({layer, threads, "tessera_pool"});
+      const auto o = Results().find({layer, threads, "onednn_pool"});
+      if (t == Results().end() || o == Results().end()) continue;
+      const double tw = Median(t->second, false), ow = Median(o->second, false);
+      const double tc = Median(t->second, true), oc = Median(o->second, true);
+      std::printf("%-24s %7d | %9.2f %9.2f %5.2fx | %9.2f %9.2f %5.2fx\n", kPools[layer].name, threads, tw, ow,
+                  ow > 0 ? tw / ow : 0.0, tc, oc, oc > 0 ? tc / oc : 0.0);
+    }
+  }
+}
+
+void RegisterBenchmarks() {
+  for (int layer = 0; layer < static_cast<int>(std::size(kLayers)); ++layer) {
+    for (int threads : {1, 2}) {
+      benchmark::RegisterBenchmark("BM_OneDnn", BM_OneDnn)->Args({layer, threads})->UseRealTime();
+      benchmark::RegisterBenchmark("BM_Tessera", BM_Tessera)->Args({layer, threads})->UseRealTime();
+    }
+  }
+  for (int layer = 0; layer < static_cast<int>(std::size(kPools)); ++layer) {
+    for (int threads : {1, 2}) {
+      benchmark::RegisterBenchmark("BM_OneDnnPool", BM_OneDnnPool)->Args({layer, threads})->UseRealTime();
+      benchmark::RegisterBenchmark("BM_TesseraPool", BM_TesseraPool)->Args({layer, threads})->UseRealTime();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tsr
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  tsr::RegisterBenchmarks();
+  tsr::Recorder reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  tsr::PrintSummary();
+  return 0;
+}

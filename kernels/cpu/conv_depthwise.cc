@@ -1,0 +1,73 @@
+// Depthwise Conv plane loop and its portable inner loop.
+#include "kernels/cpu/conv_depthwise.h"
+
+#include <algorithm>
+
+#include "kernels/cpu/conv_depthwise_row.h"
+
+namespace tsr {
+
+namespace {
+
+void StridedAxpyScalar(int64_t n, float a, const float* x, int64_t stride, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] += a * x[i * stride];
+}
+
+}  // namespace
+
+void DepthwiseConvPlane(const Window3d& w, const float* x, const float* weights, float bias, float* y, CpuIsa isa) {
+  const int64_t out_w = w.out[2];
+  // Output columns whose taps along W all lie inside the row: with AVX2 these run
+  // eight at a time with the sum in a register, and the edge columns one by one;
+  // otherwise each tap is applied along the whole row.
+  int64_t interior_begin = (w.pad_begin[2] + w.stride[2] - 1) / w.stride[2];
+  const int64_t last = w.in[2] - 1 + w.pad_begin[2] - (w.kernel[2] - 1) * w.dilation[2];
+  const int64_t interior_end = last < 0 ? 0 : std::min(out_w, last / w.stride[2] + 1);
+  interior_begin = std::min(interior_begin, interior_end);
+  const int64_t interior_n =
+      isa >= CpuIsa::kAvx2 && interior_end - interior_begin >= 8 ? interior_end - interior_begin : 0;
+  const auto axpy = isa >= CpuIsa::kAvx2 ? StridedAxpyAvx2 : StridedAxpyScalar;
+  for (int64_t oh = 0; oh < w.out[1]; ++oh) {
+    float* y_row = y + oh * out_w;
+    int64_t kh_lo, kh_hi;
+    w.ValidTaps(1, oh, kh_lo, kh_hi);
+    const int64_t ih_first = oh * w.stride[1] - w.pad_begin[1] + kh_lo * w.dilation[1];
+    if (interior_n > 0 && kh_lo < kh_hi) {
+      DepthwiseRowAvx2({x, w.in[2], ih_first, kh_hi - kh_lo, w.dilation[1], weights + kh_lo * w.kernel[2], w.kernel[2],
+                        interior_begin * w.stride[2] - w.pad_begin[2], w.dilation[2], w.stride[2], interior_n, bias},
+                       y_row + interior_begin);
+      // The few edge columns, one output at a time.
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        if (ow == interior_begin) ow += interior_n;
+        if (ow >= out_w) break;
+        int64_t kw_lo, kw_hi;
+        w.ValidTaps(2, ow, kw_lo, kw_hi);
+        float sum = bias;
+        for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+          const float* x_row = x + (ih_first + (kh - kh_lo) * w.dilation[1]) * w.in[2];
+          for (int64_t kw = kw_lo; kw < kw_hi; ++kw) {
+            sum += weights[kh * w.kernel[2] + kw] * x_row[ow * w.stride[2] - w.pad_begin[2] + kw * w.dilation[2]];
+          }
+        }
+        y_row[ow] = sum;
+      }
+      continue;
+    }
+    // Without the vector loop: each tap along the whole row at once.
+    std::fill(y_row, y_row + out_w, bias);
+    for (int64_t kh = kh_lo; kh < kh_hi; ++kh) {
+      const float* x_row = x + (ih_first + (kh - kh_lo) * w.dilation[1]) * w.in[2];
+      for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+        // Columns whose tap kw lies inside the row: ow * stride + offset in [0, in).
+        const int64_t offset = kw * w.dilation[2] - w.pad_begin[2];
+        const int64_t lo = offset < 0 ? (-offset + w.stride[2] - 1) / w.stride[2] : 0;
+        const int64_t tap_last = w.in[2] - 1 - offset;
+        const int64_t hi = tap_last < 0 ? 0 : std::min(out_w, tap_last / w.stride[2] + 1);
+        if (lo >= hi) continue;
+        axpy(hi - lo, weights[kh * w.kernel[2] + kw], x_row + lo * w.stride[2] + offset, w.stride[2], y_row + lo);
+      }
+    }
+  }
+}
+
+}  // namespace tsr

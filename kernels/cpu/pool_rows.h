@@ -1,0 +1,35 @@
+// Vectorized inner loops of the 2-D MaxPool / AveragePool (pool_rows_avx2.cc): eight
+// adjacent outputs of one output row at a time, over the interior columns whose
+// window taps all lie inside the input row (edge columns stay on the scalar loop).
+// Plain extern entry points only, so the ISA file includes nothing else.
+#ifndef TESSERA_KERNELS_CPU_POOL_ROWS_H_
+#define TESSERA_KERNELS_CPU_POOL_ROWS_H_
+
+#include <cstdint>
+
+namespace tsr {
+
+// The window rows and columns of `n` (at least 8) consecutive outputs: input
+// rows ih_first + i * dilation_h for i < kh_count of plane x (row length in_w); the
+// first output's taps start at column iw_first, step dilation_w, kw_count of them;
+// consecutive outputs move stride_w columns.
+struct PoolRowSpan {
+  const float* x;
+  int64_t in_w;
+  int64_t ih_first, kh_count, dilation_h;
+  int64_t iw_first, kw_count, dilation_w, stride_w;
+  int64_t n;
+};
+
+// y[j] = max over the taps (the first maximum in row-major tap order; a NaN first tap
+// stays); indices[j] = index_base + ih * ih_mul + iw * iw_mul of that tap, where every
+// ih * ih_mul + iw * iw_mul must fit in int32.
+void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_base, int64_t ih_mul,
+                    int64_t iw_mul);
+
+// y[j] = (sum of the taps in row-major order) / divisor.
+void AveragePoolRowAvx2(const PoolRowSpan& s, float divisor, float* y);
+
+}  // namespace tsr
+
+#endif  // TESSERA_KERNELS_CPU_POOL_ROWS_H_

@@ -1,0 +1,83 @@
+// AVX2 inner loops of the 2-D pooling kernels (compiled with -mavx2 -mfma; called only
+// when ActiveCpuIsa() allows it). Strided columns are gathered.
+#include <immintrin.h>
+
+#include "kernels/cpu/pool_rows.h"
+
+namespace tsr {
+
+namespace {
+
+// Eight inputs at columns iw, iw + stride, ..., of one row.
+inline __m256 LoadColumns(const float* row, int64_t iw, int64_t stride, __m256i lane_offsets) {
+  if (stride == 1) return _mm256_loadu_ps(row + iw);
+  return _mm256_i32gather_ps(row + iw, lane_offsets, 4);
+}
+
+}  // namespace
+
+void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_base, int64_t ih_mul,
+                    int64_t iw_mul) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i lane_offsets = _mm256_mullo_epi32(lanes, _mm256_set1_epi32(static_cast<int>(s.stride_w)));
+  const __m256i index_steps = _mm256_mullo_epi32(lanes, _mm256_set1_epi32(static_cast<int>(s.stride_w * iw_mul)));
+  for (int64_t step = 0; step < s.n; step += 8) {
+    // The last group of eight overlaps the previous one when n is not a multiple of 8;
+    // the overlapped outputs are computed again, identically.
+    const int64_t j = step + 8 <= s.n ? step : s.n - 8;
+    const int64_t iw0 = s.iw_first + j * s.stride_w;
+    __m256 best = _mm256_setzero_ps();
+    __m256i best_index = _mm256_setzero_si256();
+    bool first = true;
+    for (int64_t i = 0; i < s.kh_count; ++i) {
+      const int64_t ih = s.ih_first + i * s.dilation_h;
+      const float* row = s.x + ih * s.in_w;
+      for (int64_t k = 0; k < s.kw_count; ++k) {
+        const int64_t iw = iw0 + k * s.dilation_w;
+        const __m256 v = LoadColumns(row, iw, s.stride_w, lane_offsets);
+        const __m256i index =
+            _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(ih * ih_mul + iw * iw_mul)), index_steps);
+        if (first) {
+          best = v;
+          best_index = index;
+          first = false;
+          continue;
+        }
+        // Ordered compare: false when either is NaN, so a NaN never replaces and a
+        // NaN first tap is kept -- the reference's `v > best`.
+        const __m256 greater = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
+        best = _mm256_blendv_ps(best, v, greater);
+        best_index =
+            _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best_index), _mm256_castsi256_ps(index), greater));
+      }
+    }
+    _mm256_storeu_ps(y + j, best);
+    const __m256i base = _mm256_set1_epi64x(index_base);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices + j),
+                        _mm256_add_epi64(base, _mm256_cvtepi32_epi64(_mm256_castsi256_si128(best_index))));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices + j + 4),
+                        _mm256_add_epi64(base, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(best_index, 1))));
+  }
+}
+
+void AveragePoolRowAvx2(const PoolRowSpan& s, float divisor, float* y) {
+  const __m256i lane_offsets =
+      _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(s.stride_w)));
+  const __m256 vdivisor = _mm256_set1_ps(divisor);
+  for (int64_t step = 0; step < s.n; step += 8) {
+    // The last group of eight overlaps the previous one when n is not a multiple of 8;
+    // the overlapped outputs are computed again, identically.
+    const int64_t j = step + 8 <= s.n ? step : s.n - 8;
+    const int64_t iw0 = s.iw_first + j * s.stride_w;
+    __m256 sum = _mm256_setzero_ps();
+    for (int64_t i = 0; i < s.kh_count; ++i) {
+      const float* row = s.x + (s.ih_first + i * s.dilation_h) * s.in_w;
+      for (int64_t k = 0; k < s.kw_count; ++k) {
+        sum = _mm256_add_ps(sum, LoadColumns(row, iw0 + k * s.dilation_w, s.stride_w, lane_offsets));
+      }
+    }
+    _mm256_storeu_ps(y + j, _mm256_div_ps(sum, vdivisor));
+  }
+}
+
+}  // namespace tsr
