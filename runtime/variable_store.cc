@@ -25,15 +25,8 @@ absl::StatusOr<Tensor> VariableStore::Get(absl::string_view name) const {
 }
 
 absl::Status VariableStore::Set(absl::string_view name, const Tensor& value) {
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = values_.find(name);
-  if (it == values_.end()) return absl::NotFoundError(absl::StrCat("no variable named '", name, "'"));
-  if (value.dtype() != it->second.dtype() || value.shape() != it->second.shape()) {
-    return absl::InvalidArgumentError(absl::StrCat("variable '", name, "' is ", it->second.type().ToString(),
-                                                   " but the new value is ", value.type().ToString()));
-  }
-  it->second = value.Clone();
-  return absl::OkStatus();
+  // A copy first, so the caller's tensor stays theirs.
+  return Replace(name, value.valid() ? value.Clone() : value);
 }
 
 absl::Status VariableStore::Replace(absl::string_view name, Tensor value) {
