@@ -19,6 +19,7 @@ absl::Status RegisterBuiltinKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterReferenceShapeKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceIndexingKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceOptimizerKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceGradientKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuKernels(registry));
   return absl::OkStatus();
 }

@@ -26,6 +26,7 @@ absl::Status RegisterReferenceLossKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceShapeKernels(KernelRegistry& registry);  // shape_ops.cc + layout_ops.cc
 absl::Status RegisterReferenceIndexingKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceOptimizerKernels(KernelRegistry& registry);  // SGDUpdate, ..., Increment
+absl::Status RegisterReferenceGradientKernels(KernelRegistry& registry);   // graph/ops/gradient_ops.cc
 
 // kernels/cpu/ — optimized f32 kernels.
 absl::Status RegisterCpuKernels(KernelRegistry& registry);

@@ -26,6 +26,16 @@ absl::Status RegisterReductionGradients(OpRegistry& registry);
 absl::Status RegisterShapeGradients(OpRegistry& registry);
 // Softmax, LogSoftmax, SoftmaxCrossEntropyLoss.
 absl::Status RegisterSoftmaxGradients(OpRegistry& registry);
+// Conv (filter gradient through ConvGradFilter, input gradient through ConvTranspose).
+absl::Status RegisterConvGradients(OpRegistry& registry);
+// MaxPool, AveragePool, GlobalAveragePool.
+absl::Status RegisterPoolGradients(OpRegistry& registry);
+// BatchNormalization (training and inference forms), LayerNormalization.
+absl::Status RegisterNormalizationGradients(OpRegistry& registry);
+// Gather, Slice, Pad (constant mode), Tile.
+absl::Status RegisterIndexingGradients(OpRegistry& registry);
+// Dropout.
+absl::Status RegisterRandomGradients(OpRegistry& registry);
 
 }  // namespace tsr
 

@@ -182,6 +182,11 @@ absl::Status RegisterBuiltinGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterReductionGradients(registry));
   TSR_RETURN_IF_ERROR(RegisterShapeGradients(registry));
   TSR_RETURN_IF_ERROR(RegisterSoftmaxGradients(registry));
+  TSR_RETURN_IF_ERROR(RegisterConvGradients(registry));
+  TSR_RETURN_IF_ERROR(RegisterPoolGradients(registry));
+  TSR_RETURN_IF_ERROR(RegisterNormalizationGradients(registry));
+  TSR_RETURN_IF_ERROR(RegisterIndexingGradients(registry));
+  TSR_RETURN_IF_ERROR(RegisterRandomGradients(registry));
   return absl::OkStatus();
 }
 

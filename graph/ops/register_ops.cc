@@ -19,6 +19,7 @@ absl::Status RegisterBuiltinOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterShapeOps(registry));
   TSR_RETURN_IF_ERROR(RegisterIndexingOps(registry));
   TSR_RETURN_IF_ERROR(RegisterOptimizerOps(registry));
+  TSR_RETURN_IF_ERROR(RegisterGradientOps(registry));
   return absl::OkStatus();
 }
 

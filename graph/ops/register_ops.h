@@ -39,6 +39,9 @@ absl::Status RegisterShapeOps(OpRegistry& registry);
 absl::Status RegisterIndexingOps(OpRegistry& registry);
 // SGDUpdate, MomentumUpdate, AdamUpdate, RMSPropUpdate, Increment.
 absl::Status RegisterOptimizerOps(OpRegistry& registry);
+// ConvGradFilter, MaxPoolGrad, AveragePoolGrad, BatchNormalizationGrad,
+// LayerNormalizationGrad, GatherGrad, SliceGrad (the backward ops autodiff emits).
+absl::Status RegisterGradientOps(OpRegistry& registry);
 
 }  // namespace tsr
 

@@ -12,6 +12,7 @@ namespace tsr {
 absl::Status RegisterCpuMatMulKernels(KernelRegistry& registry);
 // Conv (f32)
 absl::Status RegisterCpuConvKernels(KernelRegistry& registry);
+absl::Status RegisterCpuConvGradKernels(KernelRegistry& registry);
 // MaxPool, AveragePool, GlobalAveragePool (f32)
 absl::Status RegisterCpuPoolKernels(KernelRegistry& registry);
 // arithmetic, comparison, unary math, Clip, Where (f32)

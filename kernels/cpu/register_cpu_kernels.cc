@@ -10,6 +10,7 @@ namespace tsr {
 absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterCpuMatMulKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuConvKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuConvGradKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuPoolKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuElementwiseKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuActivationKernels(registry));

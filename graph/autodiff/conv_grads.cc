@@ -1,0 +1,82 @@
+// Gradient of Conv (any number of spatial dims; strides, pads incl. auto_pad,
+// dilations, groups, optional bias). With the window geometry resolved here (auto_pad
+// becomes explicit pads):
+//   dX = ConvTranspose(dY, W) with the same strides, dilations, pads and group, and the
+//        output_padding that gives back X's exact spatial size (the trailing positions
+//        a strided window never reached get zeros);
+//   dW = ConvGradFilter(X, dY) (graph/ops/gradient_ops.cc);
+//   dB = dY summed over every dim but the channels.
+// Conv's W [M, C/group, k...] is already ConvTranspose's [C_in, M_out/group, k...]
+// layout for an input of M channels, so no transpose of W is needed.
+#include <cstdint>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "graph/autodiff/gradient_context.h"
+#include "graph/autodiff/gradient_registry.h"
+#include "graph/builder/ops.h"
+#include "graph/ops/conv_geometry.h"
+#include "graph/status_macros.h"
+
+namespace tsr {
+
+namespace {
+
+absl::Status ConvGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), w = ctx.input(1), dy = ctx.output_grad(0);
+  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
+  if (!spec.ok()) {
+    ctx.Error(spec.status().message());
+    return absl::OkStatus();
+  }
+  spec->kernel.assign(w.shape().dims().begin() + 2, w.shape().dims().end());
+  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
+  absl::StatusOr<WindowGeometry> g = ComputeWindowGeometry(in_spatial, *spec);
+  if (!g.ok()) {
+    ctx.Error(g.status().message());
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> pads = g->pads_begin;
+  pads.insert(pads.end(), g->pads_end.begin(), g->pads_end.end());
+  const int64_t group = ctx.GetInt("group");
+  if (ctx.wants_input_grad(0)) {
+    std::vector<int64_t> output_padding;
+    for (int i = 0; i < g->num_spatial(); ++i) {
+      // The transposed size without padding is s * (O - 1) + span - pads; X may be up
+      // to s - 1 larger (the positions past the last window).
+      const int64_t reached =
+          g->strides[i] * (g->output[i] - 1) + g->effective_kernel(i) - g->pads_begin[i] - g->pads_end[i];
+      output_padding.push_back(in_spatial[i] - reached);
+    }
+    ctx.set_input_grad(0, b.Op1("ConvTranspose", {dy, w},
+                                {{"strides", AttrValue::Ints(g->strides)},
+                                 {"dilations", AttrValue::Ints(g->dilations)},
+                                 {"pads", AttrValue::Ints(pads)},
+                                 {"group", AttrValue::Int(group)},
+                                 {"output_padding", AttrValue::Ints(output_padding)}}));
+  }
+  if (ctx.wants_input_grad(1)) {
+    ctx.set_input_grad(1, b.Op1("ConvGradFilter", {x, dy},
+                                {{"kernel_shape", AttrValue::Ints(g->kernel)},
+                                 {"strides", AttrValue::Ints(g->strides)},
+                                 {"dilations", AttrValue::Ints(g->dilations)},
+                                 {"pads", AttrValue::Ints(pads)},
+                                 {"group", AttrValue::Int(group)}}));
+  }
+  if (ctx.num_inputs() > 2 && ctx.wants_input_grad(2)) {
+    std::vector<int64_t> axes = {0};
+    for (int i = 2; i < dy.rank(); ++i) axes.push_back(i);
+    ctx.set_input_grad(2, ops::ReduceSum(b, dy, axes, /*keepdims=*/false));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RegisterConvGradients(OpRegistry& registry) {
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Conv", ConvGrad));
+  return absl::OkStatus();
+}
+
+}  // namespace tsr
