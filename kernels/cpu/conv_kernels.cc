@@ -4,8 +4,10 @@
 //     (conv_depthwise.h), since a GEMM would have a single row per group;
 //   - 1x1, stride 1, no padding: the input of each image and group already is the
 //     [C/group, pixels] matrix, so one Sgemm on it directly, with no copy;
-//   - otherwise im2col (conv_im2col.h) into a scratch buffer, tiled over output
-//     pixels to bound its size, then Sgemm; the bias is Sgemm's row_bias epilogue.
+//   - otherwise an implicit GEMM: Sgemm's B panels are packed by im2col itself
+//     (conv_im2col.h's Im2ColPacker), so no column matrix is written or read back.
+// The weights of each group are packed for the GEMM once per call (SgemmPackedA) and
+// shared by every image and thread; the bias is Sgemm's row_bias epilogue.
 // More than three spatial dimensions run the reference kernel.
 #include <algorithm>
 #include <cstdint>
@@ -31,13 +33,6 @@ namespace tsr {
 
 namespace {
 
-// Columns of the im2col buffer: at most this many floats (4 MiB), but at least
-// kMinTilePixels pixels wide so Sgemm's panels stay efficient. On ResNet-18's layers,
-// budgets from 2^17 floats (an L2-sized tile) to 2^20 gave the same share of time in
-// the GEMM micro-kernel; the larger one splits fewer layers into tiles, and each tile
-// packs the weights again.
-constexpr int64_t kColumnBufferFloats = int64_t{1} << 20;
-constexpr int64_t kMinTilePixels = 64;
 // Below this many multiply-adds an (image, group) pair is not worth splitting a GEMM
 // over threads; the pairs themselves are spread over the threads instead.
 constexpr int64_t kSmallUnitMacs = int64_t{1} << 22;
@@ -66,60 +61,23 @@ struct ConvProblem {
     }
     return true;
   }
-  int64_t tile_pixels() const {
-    const int64_t pixels = w.out_size();
-    return std::min(pixels, std::max(kMinTilePixels, kColumnBufferFloats / std::max<int64_t>(rows(), 1)));
-  }
 };
-
-// Output channels of group g of image n for output pixels [p0, p1), from `col`
-// (the im2col rows for those pixels, or the input itself for a pointwise conv).
-void GroupGemm(const ConvProblem& p, int64_t n, int64_t g, int64_t p0, int64_t p1, const float* col, int64_t ldcol,
-               const GemmOptions& base) {
-  const int64_t out_size = p.w.out_size();
-  GemmOptions options = base;
-  if (p.bias != nullptr) options.epilogue.row_bias = p.bias + g * p.m_per_group;
-  Sgemm(false, false, p.m_per_group, p1 - p0, p.rows(), 1.0f, p.weights + g * p.m_per_group * p.rows(), p.rows(), col,
-        ldcol, 0.0f, p.y + (n * p.out_channels + g * p.m_per_group) * out_size + p0, out_size, options);
-}
 
 const float* GroupInput(const ConvProblem& p, int64_t n, int64_t g) {
   return p.x + (n * p.channels + g * p.c_per_group) * p.w.in_size();
 }
 
-// One (image, group) pair on the calling thread, tiles in order; `col` has room for
-// rows() x tile_pixels() floats.
-void RunUnit(const ConvProblem& p, int64_t n, int64_t g, float* col) {
+// All output channels and pixels of group g of image n, from the group's packed
+// weights; options.parallel_for (if any) splits the GEMM.
+void RunUnit(const ConvProblem& p, const SgemmPackedA& weights, int64_t n, int64_t g, const GemmOptions& base) {
   const int64_t pixels = p.w.out_size();
+  GemmOptions options = base;
+  if (p.bias != nullptr) options.epilogue.row_bias = p.bias + g * p.m_per_group;
+  float* y = p.y + (n * p.out_channels + g * p.m_per_group) * pixels;
   if (p.pointwise()) {
-    GroupGemm(p, n, g, 0, pixels, GroupInput(p, n, g), pixels, GemmOptions{});
-    return;
-  }
-  const int64_t tile = p.tile_pixels();
-  for (int64_t p0 = 0; p0 < pixels; p0 += tile) {
-    const int64_t p1 = std::min(pixels, p0 + tile);
-    Im2Col(p.w, GroupInput(p, n, g), 0, p.rows(), p0, p1, col);
-    GroupGemm(p, n, g, p0, p1, col, p1 - p0, GemmOptions{});
-  }
-}
-
-// One (image, group) pair with the threads inside: im2col split over rows, Sgemm
-// split by its own rule.
-void RunUnitThreaded(const KernelContext& ctx, const ConvProblem& p, int64_t n, int64_t g, std::vector<float>& col) {
-  const int64_t pixels = p.w.out_size();
-  GemmOptions options;
-  options.parallel_for = ContextParallelFor(ctx);
-  if (p.pointwise()) {
-    GroupGemm(p, n, g, 0, pixels, GroupInput(p, n, g), pixels, options);
-    return;
-  }
-  const int64_t tile = p.tile_pixels();
-  col.resize(static_cast<size_t>(p.rows() * tile));
-  for (int64_t p0 = 0; p0 < pixels; p0 += tile) {
-    const int64_t p1 = std::min(pixels, p0 + tile);
-    ctx.ParallelFor(p.rows(), 2 * (p1 - p0),
-                    [&](int64_t r0, int64_t r1) { Im2Col(p.w, GroupInput(p, n, g), r0, r1, p0, p1, col.data()); });
-    GroupGemm(p, n, g, p0, p1, col.data(), p1 - p0, options);
+    Sgemm(weights, false, pixels, 1.0f, GroupInput(p, n, g), pixels, 0.0f, y, pixels, options);
+  } else {
+    Sgemm(weights, Im2ColPacker(p.w, GroupInput(p, n, g)), pixels, 1.0f, 0.0f, y, pixels, options);
   }
 }
 
@@ -174,16 +132,22 @@ absl::Status ConvKernel(KernelContext& ctx) {
     return absl::OkStatus();
   }
 
+  // Each group's weights [m_per_group, rows()] packed once for all images.
+  GemmOptions threaded;
+  threaded.parallel_for = ContextParallelFor(ctx);
+  std::vector<SgemmPackedA> weights(static_cast<size_t>(p.group));
+  for (int64_t g = 0; g < p.group; ++g) {
+    weights[g].Pack(false, p.m_per_group, p.rows(), p.weights + g * p.m_per_group * p.rows(), p.rows(), threaded);
+  }
+
   const int64_t units = batch * p.group;
   const int64_t unit_macs = p.m_per_group * p.rows() * pixels;
   if (units >= 4 || (units >= 2 && unit_macs < kSmallUnitMacs)) {
     ctx.ParallelFor(units, unit_macs, [&](int64_t begin, int64_t end) {
-      std::vector<float> col(p.pointwise() ? 0 : static_cast<size_t>(p.rows() * p.tile_pixels()));
-      for (int64_t u = begin; u < end; ++u) RunUnit(p, u / p.group, u % p.group, col.data());
+      for (int64_t u = begin; u < end; ++u) RunUnit(p, weights[u % p.group], u / p.group, u % p.group, GemmOptions{});
     });
   } else {
-    std::vector<float> col;
-    for (int64_t u = 0; u < units; ++u) RunUnitThreaded(ctx, p, u / p.group, u % p.group, col);
+    for (int64_t u = 0; u < units; ++u) RunUnit(p, weights[u % p.group], u / p.group, u % p.group, threaded);
   }
   return absl::OkStatus();
 }

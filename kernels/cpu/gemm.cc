@@ -3,7 +3,10 @@
 //   jc (nc columns) -> pc (kc depth; pack B block) -> ic (mc rows; pack A block)
 //     -> jr (nr) -> ir (mr) micro-kernel,
 // then the epilogue on each finished mc x nc block while it is still in cache.
-// Also holds the portable scalar micro-kernel.
+// A pre-packed A (SgemmPackedA) replaces the A packing by pointer arithmetic into
+// its blocks, a GemmBPacker the B packing by a call to it. When C is split over M,
+// B is packed once (split over the threads) into a buffer every task reads, instead
+// of once per task. Also holds the portable scalar micro-kernel.
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
@@ -49,7 +52,13 @@ void KernelScalar(int64_t kc, const float* a, const float* b, float* c, int64_t 
 }  // namespace
 
 const MicroKernel& ScalarMicroKernel() {
-  static constexpr MicroKernel kKernel{KernelScalar, kScalarMr, kScalarNr, /*mc=*/128, /*kc=*/256, /*nc=*/4096};
+  static constexpr MicroKernel kKernel{KernelScalar,
+                                       kScalarMr,
+                                       kScalarNr,
+                                       /*mc=*/128,
+                                       /*kc=*/256,
+                                       /*nc=*/4096,
+                                       /*pack_a_strip=*/nullptr};
   return kKernel;
 }
 
@@ -103,6 +112,14 @@ struct Problem {
   float* c;
   int64_t ldc;
   const GemmEpilogue* epilogue;
+  // Set when A is pre-packed: its kc blocks, each m_padded rows of mr-row strips.
+  const float* packed_a = nullptr;
+  int64_t packed_m_padded = 0;
+  const GemmBPacker* b_packer = nullptr;  // set when the caller packs B
+  // Set when B is packed once for all tasks: its kc blocks, each n_padded columns of
+  // nr-column strips.
+  const float* packed_b = nullptr;
+  int64_t packed_n_padded = 0;
 };
 
 // Packs rows [row0, row0 + mc) x depth [p0, p0 + kc) of op(A) into kMr-row strips,
@@ -164,7 +181,7 @@ void PackBStrips(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_
   }
 }
 
-void PackA(const Problem& pr, int64_t row0, int64_t p0, int64_t mc, int64_t kc, int mr, float* dst) {
+void PackAGeneric(const Problem& pr, int64_t row0, int64_t p0, int64_t mc, int64_t kc, int mr, float* dst) {
   switch (mr) {
     case 4:
       return PackAStrips<4>(pr, row0, p0, mc, kc, dst);
@@ -176,7 +193,29 @@ void PackA(const Problem& pr, int64_t row0, int64_t p0, int64_t mc, int64_t kc, 
   std::abort();  // a micro-kernel with an mr not listed here
 }
 
+// PackAGeneric, with the micro-kernel's own strip packing for the full strips of a
+// row-major A where it has one.
+void PackA(const Problem& pr, const MicroKernel& mk, int64_t row0, int64_t p0, int64_t mc, int64_t kc, float* dst) {
+  int64_t done = 0;
+  if (mk.pack_a_strip != nullptr && !pr.trans_a) {
+    for (; done + mk.mr <= mc; done += mk.mr) {
+      mk.pack_a_strip(pr.a + (row0 + done) * pr.lda + p0, pr.lda, kc, dst + done * kc);
+    }
+  }
+  if (done < mc) PackAGeneric(pr, row0 + done, p0, mc - done, kc, mk.mr, dst + done * kc);
+}
+
+// The mc x kc block of A for rows [row0, row0 + mc), depth [p0, p0 + kc): packed into
+// `buffer`, or found in the pre-packed A (row0 is a multiple of mr, p0 of the kc block).
+const float* ABlock(const Problem& pr, const MicroKernel& mk, int64_t row0, int64_t p0, int64_t mc, int64_t kc,
+                    float* buffer) {
+  if (pr.packed_a != nullptr) return pr.packed_a + p0 * pr.packed_m_padded + row0 * kc;
+  PackA(pr, mk, row0, p0, mc, kc, buffer);
+  return buffer;
+}
+
 void PackB(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_t nc, int nr, float* dst) {
+  if (pr.b_packer != nullptr) return pr.b_packer->Pack(p0, kc, col0, nc, nr, dst);
   switch (nr) {
     case 8:
       return PackBStrips<8>(pr, p0, col0, kc, nc, dst);
@@ -186,6 +225,14 @@ void PackB(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_t nc, 
       return PackBStrips<32>(pr, p0, col0, kc, nc, dst);
   }
   std::abort();  // a micro-kernel with an nr not listed here
+}
+
+// The kc x nc block of B for depth [p0, p0 + kc), columns [col0, col0 + nc): packed
+// into `buffer`, or found in the shared packed B (col0 a multiple of nr).
+const float* BBlock(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_t nc, int nr, float* buffer) {
+  if (pr.packed_b != nullptr) return pr.packed_b + p0 * pr.packed_n_padded + col0 * kc;
+  PackB(pr, p0, col0, kc, nc, nr, buffer);
+  return buffer;
 }
 
 float Activate(GemmActivation activation, float x) {
@@ -248,18 +295,18 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
   const bool single_m_block = m1 - m0 <= mk.mc;
   const int64_t nc_block = single_m_block ? std::min<int64_t>(mk.nc, kSmallMNc) : mk.nc;
   const int64_t nc_max = std::min<int64_t>(nc_block, (n1 - n0 + mk.nr - 1) / mk.nr * mk.nr);
-  float* a_pack = a_buffer.Get(mc_max * kc_max);
-  float* b_pack = b_buffer.Get(nc_max * kc_max);
+  float* a_pack = pr.packed_a != nullptr ? nullptr : a_buffer.Get(mc_max * kc_max);
+  float* b_pack = pr.packed_b != nullptr ? nullptr : b_buffer.Get(nc_max * kc_max);
   const bool epilogue = !pr.epilogue->empty();
   if (single_m_block) {
     // pc outermost: the A block is packed once per kc block, not once per nc block.
     for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
       const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
-      PackA(pr, m0, pc, m1 - m0, kc, mk.mr, a_pack);
+      const float* a_block = ABlock(pr, mk, m0, pc, m1 - m0, kc, a_pack);
       for (int64_t jc = n0; jc < n1; jc += nc_block) {
         const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
-        PackB(pr, pc, jc, kc, nc, mk.nr, b_pack);
-        MacroKernel(pr, mk, a_pack, b_pack, m0, m1 - m0, jc, nc, kc, pc == 0);
+        const float* b_block = BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
+        MacroKernel(pr, mk, a_block, b_block, m0, m1 - m0, jc, nc, kc, pc == 0);
         if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, m0, m1 - m0, jc, nc);
       }
     }
@@ -269,11 +316,11 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
     const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
     for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
       const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
-      PackB(pr, pc, jc, kc, nc, mk.nr, b_pack);
+      const float* b_block = BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
       for (int64_t ic = m0; ic < m1; ic += mk.mc) {
         const int64_t mc = std::min<int64_t>(mk.mc, m1 - ic);
-        PackA(pr, ic, pc, mc, kc, mk.mr, a_pack);
-        MacroKernel(pr, mk, a_pack, b_pack, ic, mc, jc, nc, kc, pc == 0);
+        const float* a_block = ABlock(pr, mk, ic, pc, mc, kc, a_pack);
+        MacroKernel(pr, mk, a_block, b_block, ic, mc, jc, nc, kc, pc == 0);
         if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, ic, mc, jc, nc);
       }
     }
@@ -292,18 +339,19 @@ void ScaleOnly(const Problem& pr, int64_t m, int64_t n) {
 // At most this many parallel tasks, each at least this many flops.
 constexpr int64_t kMaxTasks = 32;
 constexpr int64_t kMinFlopsPerTask = 1 << 21;
+// SgemmPackedA::Pack splits its work over threads from this many floats.
+constexpr int64_t kMinPackFloatsToSplit = 1 << 16;
+// Split over M, B is packed once for all tasks up to this many floats (16 MiB).
+constexpr int64_t kMaxSharedBFloats = int64_t{1} << 22;
 
-}  // namespace
-
-void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const GemmOptions& options) {
+// Splits C over options.parallel_for and runs GemmRegion on each part.
+void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, const GemmOptions& options) {
   if (m <= 0 || n <= 0) return;
-  const Problem pr{trans_a, trans_b, k, alpha, a, lda, b, ldb, beta, c, ldc, &options.epilogue};
-  if (k <= 0 || alpha == 0.0f) {
+  const int64_t k = pr.k;
+  if (k <= 0 || pr.alpha == 0.0f) {
     ScaleOnly(pr, m, n);
     return;
   }
-  const MicroKernel& mk = SelectMicroKernel(options.isa.value_or(ActiveCpuIsa()));
   // Split the larger of M and N: each task packs the whole of the other operand's
   // panel, so this keeps the duplicated packing to the smaller operand.
   const bool split_n = n >= m;
@@ -320,15 +368,118 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
   const int64_t strips_per_task = (strips + tasks - 1) / tasks;
   const int64_t unit = strips_per_task * strip;
   const int64_t units = (extent + unit - 1) / unit;
+  // Split over M, every task would pack the whole of B (for an implicit-GEMM
+  // convolution: run the whole im2col); pack it once instead, split over the threads,
+  // into a buffer all tasks read. The packed values are the same either way.
+  Problem shared = pr;
+  std::unique_ptr<float, void (*)(void*)> b_buffer(nullptr, std::free);
+  const int64_t n_padded = (n + mk.nr - 1) / mk.nr * mk.nr;
+  if (!split_n && units > 1 && n_padded * k <= kMaxSharedBFloats) {
+    const size_t bytes = (static_cast<size_t>(n_padded * k) * sizeof(float) + 63) / 64 * 64;
+    b_buffer.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    float* packed = b_buffer.get();
+    options.parallel_for(n_padded / mk.nr, 2 * mk.nr * k, [&](int64_t s0, int64_t s1) {
+      const int64_t col0 = s0 * mk.nr, cols = std::min(n, s1 * mk.nr) - col0;
+      for (int64_t pc = 0; pc < k; pc += mk.kc) {
+        const int64_t kc = std::min<int64_t>(mk.kc, k - pc);
+        PackB(pr, pc, col0, kc, cols, mk.nr, packed + pc * n_padded + col0 * kc);
+      }
+    });
+    shared.packed_b = packed;
+    shared.packed_n_padded = n_padded;
+  }
   options.parallel_for(units, static_cast<int64_t>(flops / units), [&](int64_t begin, int64_t end) {
     const int64_t lo = begin * unit;
     const int64_t hi = std::min(extent, end * unit);
     if (split_n) {
-      GemmRegion(pr, mk, 0, m, lo, hi);
+      GemmRegion(shared, mk, 0, m, lo, hi);
     } else {
-      GemmRegion(pr, mk, lo, hi, 0, n);
+      GemmRegion(shared, mk, lo, hi, 0, n);
     }
   });
+}
+
+}  // namespace
+
+// Gives the driver the packed A's representation.
+struct SgemmPackedAccess {
+  static const MicroKernel& Kernel(const SgemmPackedA& a) { return *a.kernel_; }
+  static const float* Data(const SgemmPackedA& a) { return a.data_.get(); }
+  static int64_t MPadded(const SgemmPackedA& a) { return a.m_padded_; }
+};
+
+namespace {
+
+// A problem whose A is `a` (packed or not, as the caller passes).
+Problem MakeProblem(const SgemmPackedA& a, bool trans_b, float alpha, const float* b, int64_t ldb, float beta, float* c,
+                    int64_t ldc, const GemmOptions& options, const GemmBPacker* b_packer) {
+  Problem pr{false, trans_b, a.depth(), alpha, nullptr, 0, b, ldb, beta, c, ldc, &options.epilogue};
+  pr.packed_a = SgemmPackedAccess::Data(a);
+  pr.packed_m_padded = SgemmPackedAccess::MPadded(a);
+  pr.b_packer = b_packer;
+  return pr;
+}
+
+}  // namespace
+
+void SgemmPackedA::Free::operator()(float* p) const { std::free(p); }
+
+void SgemmPackedA::Pack(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, const GemmOptions& options) {
+  const MicroKernel& mk = SelectMicroKernel(options.isa.value_or(ActiveCpuIsa()));
+  kernel_ = &mk;
+  m_ = std::max<int64_t>(m, 0);
+  k_ = std::max<int64_t>(k, 0);
+  m_padded_ = (m_ + mk.mr - 1) / mk.mr * mk.mr;
+  const int64_t floats = m_padded_ * k_;
+  if (floats > capacity_) {
+    const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
+    data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    capacity_ = floats;
+  }
+  if (floats == 0) return;
+  const Problem pr{trans_a, false, k_, 1.0f, a, lda, nullptr, 0, 0.0f, nullptr, 0, &options.epilogue};
+  float* data = data_.get();
+  // Strips [s0, s1) of every kc block: the same layout whatever the split.
+  auto pack = [&](int64_t s0, int64_t s1) {
+    const int64_t row0 = s0 * mk.mr, rows = std::min(m_, s1 * mk.mr) - row0;
+    for (int64_t pc = 0; pc < k_; pc += mk.kc) {
+      const int64_t kc = std::min<int64_t>(mk.kc, k_ - pc);
+      PackA(pr, mk, row0, pc, rows, kc, data + pc * m_padded_ + row0 * kc);
+    }
+  };
+  const int64_t strips = m_padded_ / mk.mr;
+  if (options.parallel_for && floats >= kMinPackFloatsToSplit) {
+    options.parallel_for(strips, 2 * mk.mr * k_, pack);
+  } else {
+    pack(0, strips);
+  }
+}
+
+void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const GemmOptions& options) {
+  const Problem pr{trans_a, trans_b, k, alpha, a, lda, b, ldb, beta, c, ldc, &options.epilogue};
+  RunGemm(pr, SelectMicroKernel(options.isa.value_or(ActiveCpuIsa())), m, n, options);
+}
+
+void Sgemm(const SgemmPackedA& a, bool trans_b, int64_t n, float alpha, const float* b, int64_t ldb, float beta,
+           float* c, int64_t ldc, const GemmOptions& options) {
+  if (a.empty()) return;
+  RunGemm(MakeProblem(a, trans_b, alpha, b, ldb, beta, c, ldc, options, nullptr), SgemmPackedAccess::Kernel(a),
+          a.rows(), n, options);
+}
+
+void Sgemm(const SgemmPackedA& a, const GemmBPacker& b, int64_t n, float alpha, float beta, float* c, int64_t ldc,
+           const GemmOptions& options) {
+  if (a.empty()) return;
+  RunGemm(MakeProblem(a, false, alpha, nullptr, 0, beta, c, ldc, options, &b), SgemmPackedAccess::Kernel(a), a.rows(),
+          n, options);
+}
+
+void Sgemm(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const GemmBPacker& b, float beta, float* c, int64_t ldc, const GemmOptions& options) {
+  Problem pr{trans_a, false, k, alpha, a, lda, nullptr, 0, beta, c, ldc, &options.epilogue};
+  pr.b_packer = &b;
+  RunGemm(pr, SelectMicroKernel(options.isa.value_or(ActiveCpuIsa())), m, n, options);
 }
 
 }  // namespace tsr

@@ -4,10 +4,21 @@
 // blocked micro-kernels per ISA, MC/KC/NC cache blocking) and split over a
 // ParallelForFn. Results do not depend on how the work is split across threads:
 // every element of C sees the same sequence of floating-point operations.
+//
+// Two ways to skip Sgemm's own packing of an operand:
+//   - SgemmPackedA: op(A) packed once into the micro-kernel's panels (every kc x mc
+//     block of it), then used by any number of calls and threads (a convolution's
+//     weights for every image of a batch);
+//   - GemmBPacker: the caller writes blocks of op(B) straight into the packed panel
+//     format (an implicit-GEMM convolution fuses im2col into this packing, with no
+//     column matrix in memory).
+// A call with either performs exactly the same floating-point operations on every
+// element of C as the plain Sgemm on the same matrices at the same ISA.
 #ifndef TESSERA_KERNELS_CPU_GEMM_H_
 #define TESSERA_KERNELS_CPU_GEMM_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 
 #include "kernels/cpu/cpu_features.h"
@@ -48,6 +59,62 @@ struct GemmOptions {
 // (NaNs there do not propagate). m, n or k may be 0.
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const GemmOptions& options = {});
+
+namespace gemm_internal {
+struct MicroKernel;
+}
+
+// op(A) ([m, k]) packed for one ISA's micro-kernel: for each kc block of the depth, all
+// of its rows in mr-row strips. Immutable once packed, so any number of threads may
+// use it at once. Pack() may be called again to repack (reusing the memory when it
+// is large enough); not while a Sgemm uses it.
+class SgemmPackedA {
+ public:
+  SgemmPackedA() = default;
+  SgemmPackedA(SgemmPackedA&&) = default;
+  SgemmPackedA& operator=(SgemmPackedA&&) = default;
+
+  // options.isa picks the micro-kernel (as for Sgemm); options.parallel_for, when
+  // set, splits the packing; the epilogue is ignored.
+  void Pack(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, const GemmOptions& options = {});
+
+  int64_t rows() const { return m_; }
+  int64_t depth() const { return k_; }
+  bool empty() const { return kernel_ == nullptr; }
+
+ private:
+  friend struct SgemmPackedAccess;
+  struct Free {
+    void operator()(float* p) const;
+  };
+  const gemm_internal::MicroKernel* kernel_ = nullptr;
+  int64_t m_ = 0, k_ = 0, m_padded_ = 0;
+  std::unique_ptr<float, Free> data_;
+  int64_t capacity_ = 0;
+};
+
+// Writes blocks of op(B) ([k, n]) in the micro-kernel's packed format. Pack is called
+// concurrently from Sgemm's tasks, so it must be safe to call from several threads.
+class GemmBPacker {
+ public:
+  virtual ~GemmBPacker() = default;
+  // Writes op(B) rows [p0, p0 + kc) x columns [j0, j0 + nc) as ceil(nc / nr) strips
+  // of nr columns: element (p0 + p, j0 + s * nr + j) at dst[s * kc * nr + p * nr + j].
+  // Columns past nc in the last strip must be written as 0. dst is 64-byte aligned.
+  virtual void Pack(int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr, float* dst) const = 0;
+};
+
+// C = epilogue(alpha * A * op(B) + beta * C) with A packed (A.rows() x A.depth()) and
+// op(B) [A.depth(), n] a strided matrix as for Sgemm. The micro-kernel is the one A
+// was packed for (options.isa is ignored).
+void Sgemm(const SgemmPackedA& a, bool trans_b, int64_t n, float alpha, const float* b, int64_t ldb, float beta,
+           float* c, int64_t ldc, const GemmOptions& options = {});
+
+// The same with op(B) produced by `b` (a plain A is packed as Sgemm does).
+void Sgemm(const SgemmPackedA& a, const GemmBPacker& b, int64_t n, float alpha, float beta, float* c, int64_t ldc,
+           const GemmOptions& options = {});
+void Sgemm(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const GemmBPacker& b, float beta, float* c, int64_t ldc, const GemmOptions& options = {});
 
 }  // namespace tsr
 

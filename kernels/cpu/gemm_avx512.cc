@@ -77,7 +77,13 @@ const MicroKernel& Avx512MicroKernel() {
   // Zen 4 (32 KiB L1d, 1 MiB L2): the 32-column B micro-panel (kc * 128 B = 24 KiB)
   // stays in L1d, the packed A block (mc * kc * 4 = 252 KiB) in L2, the B block
   // (kc * nc * 4 = 3 MiB) in L3.
-  static constexpr MicroKernel kKernel{KernelAvx512, kMr, kNr, /*mc=*/336, /*kc=*/192, /*nc=*/4096};
+  static constexpr MicroKernel kKernel{KernelAvx512,
+                                       kMr,
+                                       kNr,
+                                       /*mc=*/336,
+                                       /*kc=*/192,
+                                       /*nc=*/4096,
+                                       /*pack_a_strip=*/nullptr};
   return kKernel;
 }
 

@@ -18,10 +18,16 @@ namespace gemm_internal {
 using MicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m_eff, int n_eff,
                                float alpha, float beta, bool first);
 
+// Packs one full mr-row strip of a row-major A (rows a + i * lda, i < mr) over depth
+// [0, kc): dst[p * mr + i] = a[i * lda + p]. Optional: the driver's portable packing
+// otherwise (a transposed A is a plain copy anyway).
+using PackAStripFn = void (*)(const float* a, int64_t lda, int64_t kc, float* dst);
+
 struct MicroKernel {
   MicroKernelFn fn;
-  int mr, nr;      // register tile
-  int mc, kc, nc;  // cache blocks: mc % mr == 0, nc % nr == 0
+  int mr, nr;                 // register tile
+  int mc, kc, nc;             // cache blocks: mc % mr == 0, nc % nr == 0
+  PackAStripFn pack_a_strip;  // or null
 };
 
 // Defined in gemm_avx512.cc / gemm_avx2.cc / gemm.cc.

@@ -1,6 +1,7 @@
 // Tests of the cpu Conv kernel (kernels/cpu/conv_kernels.cc) against the reference
-// kernel at every ISA level: each algorithm it picks (pointwise GEMM, im2col + GEMM
-// with one or several pixel tiles, threads inside or across (image, group) pairs,
+// kernel at every ISA level: each algorithm it picks (pointwise GEMM, implicit GEMM
+// with im2col fused into the B packing over one or several GEMM blocks, weights
+// packed once and shared by every image, threads inside or across (image, group) pairs,
 // direct depthwise), every attribute (strides, dilations, explicit and asymmetric
 // pads, auto_pad, groups, bias), 1-D to 3-D, odd and zero sizes, and random shapes.
 #include <cstdint>
@@ -163,11 +164,22 @@ TEST_P(ConvKernelTest, ZeroSizes) {
   CheckConv({.x = {1, 3, 0, 4}, .m = 2, .kernel = {1, 3}, .pads = {1, 1, 1, 1}}, 134);  // empty input, padded
 }
 
-// Large enough that one (image, group) pair splits its im2col and GEMM over the
-// threads, with several pixel tiles.
-TEST_P(ConvKernelTest, ThreadsInsideOneImageAndSeveralTiles) {
+// Large enough that one (image, group) pair splits its GEMM (and the im2col packing
+// inside it) over the threads, with several blocks of pixels (n) and of depth (k).
+TEST_P(ConvKernelTest, ThreadsInsideOneImageAndSeveralBlocks) {
   CheckConv({.x = {1, 64, 46, 46}, .m = 8, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}, 140);
   CheckConv({.x = {1, 16, 40, 40}, .m = 48, .kernel = {1, 1}}, 141);
+  // More output channels than one GEMM row block (144 rows for AVX2): the weights are
+  // packed over the threads and the GEMM splits its rows.
+  CheckConv({.x = {1, 30, 7, 7}, .m = 150, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}, 142);
+  CheckConv({.x = {1, 40, 9, 9}, .m = 160, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}, 143);
+}
+
+// One packing of each group's weights shared by every image of a batch, across threads.
+TEST_P(ConvKernelTest, BatchesShareThePackedWeights) {
+  CheckConv({.x = {6, 8, 10, 10}, .m = 10, .kernel = {3, 3}, .group = 2, .pads = {1, 1, 1, 1}}, 150);
+  CheckConv({.x = {5, 9, 12, 11}, .m = 6, .kernel = {1, 1}, .group = 3}, 151);
+  CheckConv({.x = {4, 6, 13, 13}, .m = 20, .kernel = {3, 3}, .strides = {2, 2}, .pads = {0, 1, 1, 0}}, 152);
 }
 
 TEST_P(ConvKernelTest, RandomShapes) {

@@ -1,6 +1,8 @@
 // Tests of the optimized CPU GEMM (kernels/cpu/gemm.h) against a double-precision
 // triple loop at every ISA level the machine supports, of the cpu MatMul/Gemm
-// kernels against the reference ones, and of thread-count independence.
+// kernels against the reference ones, and of thread-count independence. The entry
+// points with a pre-packed A (SgemmPackedA) or a caller-packed B (GemmBPacker) are
+// checked the same way, and bitwise against the plain Sgemm.
 #include "kernels/cpu/gemm.h"
 
 #include <stdlib.h>
@@ -36,19 +38,76 @@ std::vector<float> RandomVector(std::mt19937& rng, int64_t size) {
   return v;
 }
 
+// Which Sgemm entry point a check calls.
+enum class Entry {
+  kPlain,
+  kPackedA,            // SgemmPackedA + strided B
+  kPackedAAndBPacker,  // SgemmPackedA + GemmBPacker
+  kBPacker,            // strided A + GemmBPacker
+};
+
 struct Case {
   bool trans_a, trans_b;
   int64_t m, n, k;
   float alpha, beta;
   int64_t pad;  // extra leading-dimension elements
+  Entry entry = Entry::kPlain;
 };
+
+// A GemmBPacker over a strided op(B), written independently of gemm.cc's packing.
+class MatrixPacker : public GemmBPacker {
+ public:
+  MatrixPacker(bool trans_b, const float* b, int64_t ldb) : trans_b_(trans_b), b_(b), ldb_(ldb) {}
+  void Pack(int64_t p0, int64_t kc, int64_t j0, int64_t nc, int nr, float* dst) const override {
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(dst) % 64, 0u);
+    for (int64_t s = 0; s * nr < nc; ++s) {
+      for (int64_t p = 0; p < kc; ++p) {
+        for (int j = 0; j < nr; ++j) {
+          const int64_t col = j0 + s * nr + j, row = p0 + p;
+          dst[(s * kc + p) * nr + j] =
+              s * nr + j >= nc ? 0.0f : (trans_b_ ? b_[col * ldb_ + row] : b_[row * ldb_ + col]);
+        }
+      }
+    }
+  }
+
+ private:
+  bool trans_b_;
+  const float* b_;
+  int64_t ldb_;
+};
+
+// Runs the Sgemm entry point `entry` (packing A with `options` where it packs).
+void RunEntry(Entry entry, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+              int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const GemmOptions& options) {
+  const MatrixPacker packer(trans_b, b, ldb);
+  SgemmPackedA packed;
+  if (entry == Entry::kPackedA || entry == Entry::kPackedAAndBPacker) {
+    // Pack twice, the first time larger, so that reusing the memory is covered too.
+    const std::vector<float> larger(static_cast<size_t>((m + 7) * (k + 3)), 1.0f);
+    packed.Pack(false, m + 7, k + 3, larger.data(), k + 3, GemmOptions{.isa = options.isa});
+    packed.Pack(trans_a, m, k, a, lda, options);
+    ASSERT_EQ(packed.rows(), m);
+    ASSERT_EQ(packed.depth(), k);
+  }
+  switch (entry) {
+    case Entry::kPlain:
+      return Sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, options);
+    case Entry::kPackedA:
+      return Sgemm(packed, trans_b, n, alpha, b, ldb, beta, c, ldc, options);
+    case Entry::kPackedAAndBPacker:
+      return Sgemm(packed, packer, n, alpha, beta, c, ldc, options);
+    case Entry::kBPacker:
+      return Sgemm(trans_a, m, n, k, alpha, a, lda, packer, beta, c, ldc, options);
+  }
+}
 
 // Checks Sgemm against a double triple loop. The bound is the worst case of f32
 // summation, about (k + a few) * 2^-24 * sum |alpha * a * b| (+ the beta/epilogue terms).
 void CheckSgemm(const Case& cs, CpuIsa isa, uint32_t seed, const GemmEpilogue& epilogue = {}) {
   SCOPED_TRACE(absl::StrCat("seed=", seed, " isa=", CpuIsaName(isa), " transA=", cs.trans_a, " transB=", cs.trans_b,
                             " m=", cs.m, " n=", cs.n, " k=", cs.k, " alpha=", cs.alpha, " beta=", cs.beta,
-                            " pad=", cs.pad));
+                            " pad=", cs.pad, " entry=", static_cast<int>(cs.entry)));
   std::mt19937 rng(seed);
   const int64_t a_rows = cs.trans_a ? cs.k : cs.m, a_cols = cs.trans_a ? cs.m : cs.k;
   const int64_t b_rows = cs.trans_b ? cs.n : cs.k, b_cols = cs.trans_b ? cs.k : cs.n;
@@ -61,8 +120,8 @@ void CheckSgemm(const Case& cs, CpuIsa isa, uint32_t seed, const GemmEpilogue& e
   GemmOptions options;
   options.isa = isa;
   options.epilogue = epilogue;
-  Sgemm(cs.trans_a, cs.trans_b, cs.m, cs.n, cs.k, cs.alpha, a.data(), lda, b.data(), ldb, cs.beta, c.data(), ldc,
-        options);
+  RunEntry(cs.entry, cs.trans_a, cs.trans_b, cs.m, cs.n, cs.k, cs.alpha, a.data(), lda, b.data(), ldb, cs.beta,
+           c.data(), ldc, options);
   int bad = 0;
   for (int64_t i = 0; i < cs.m; ++i) {
     for (int64_t j = 0; j < cs.n; ++j) {
@@ -211,6 +270,122 @@ TEST(SgemmTest, ThreadedResultsAreBitwiseEqualToSingleThreaded) {
           EXPECT_TRUE(results[r] == results[0]) << "split " << r << " differs from single-threaded";
         }
       }
+    }
+  }
+}
+
+constexpr Entry kPackedEntries[] = {Entry::kPackedA, Entry::kPackedAAndBPacker, Entry::kBPacker};
+
+TEST(SgemmPackedTest, MatchesTripleLoopAtEveryIsa) {
+  const int64_t sizes[] = {1, 3, 17, 33, 64, 100};
+  for (CpuIsa isa : SupportedIsas()) {
+    uint32_t seed = 2000;
+    for (Entry entry : kPackedEntries) {
+      for (int t = 0; t < 4; ++t) {
+        const bool trans_a = t & 1, trans_b = t & 2;
+        for (int64_t m : sizes) {
+          for (int64_t n : {int64_t{1}, int64_t{17}, int64_t{70}}) {
+            const int64_t k = sizes[(m + n + t) % 6];
+            CheckSgemm({trans_a, trans_b, m, n, k, 1.0f, 0.0f, 0, entry}, isa, seed++);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Several kc blocks, several mc blocks (m > 144), several nc blocks of a single mc
+// block (n > 384), alpha/beta, padded strides, zero sizes, epilogues.
+TEST(SgemmPackedTest, LargeOddAndZeroShapesWithEpilogues) {
+  const Case cases[] = {
+      {false, false, 1023, 17, 33, 1.0f, 0.0f, 0}, {true, false, 17, 1023, 3, -0.5f, 2.0f, 5},
+      {false, true, 3, 35, 1023, 2.0f, 1.0f, 3},   {true, true, 300, 67, 600, 0.75f, -1.5f, 1},
+      {false, false, 20, 900, 520, 1.0f, 1.0f, 7}, {false, false, 5, 7, 0, 1.0f, 0.5f, 2},
+      {false, true, 9, 4, 6, 0.0f, 3.0f, 0},       {false, false, 0, 7, 5, 1.0f, 1.0f, 0},
+      {true, false, 6, 0, 5, 1.0f, 1.0f, 0},
+  };
+  std::mt19937 rng(77);
+  const std::vector<float> bias = RandomVector(rng, 1023);
+  const std::vector<float> row_bias = RandomVector(rng, 1023);
+  uint32_t seed = 3000;
+  for (CpuIsa isa : SupportedIsas()) {
+    for (Entry entry : kPackedEntries) {
+      for (Case cs : cases) {
+        cs.entry = entry;
+        CheckSgemm(cs, isa, seed++);
+        GemmEpilogue ep;
+        ep.row_bias = row_bias.data();
+        ep.bias = bias.data();
+        ep.activation = GemmActivation::kRelu;
+        CheckSgemm(cs, isa, seed++, ep);
+      }
+    }
+  }
+}
+
+// Packing A (split or not) and packing B through a GemmBPacker perform the same
+// operations on every element as the plain Sgemm, whatever the thread split.
+TEST(SgemmPackedTest, BitwiseEqualToPlainSgemmAtAnySplit) {
+  struct Shape3 {
+    int64_t m, n, k;
+  };
+  const Shape3 shapes[] = {{300, 70, 500}, {70, 300, 500}, {100, 900, 300}, {257, 259, 263}, {1, 1000, 100}};
+  uint32_t seed = 4000;
+  for (CpuIsa isa : SupportedIsas()) {
+    for (const Shape3& s : shapes) {
+      for (int t = 0; t < 4; ++t) {
+        SCOPED_TRACE(
+            absl::StrCat("seed=", seed, " isa=", CpuIsaName(isa), " m=", s.m, " n=", s.n, " k=", s.k, " trans=", t));
+        std::mt19937 rng(seed++);
+        const bool trans_a = t & 1, trans_b = t & 2;
+        const int64_t lda = trans_a ? s.m : s.k, ldb = trans_b ? s.k : s.n;
+        const std::vector<float> a = RandomVector(rng, s.m * s.k);
+        const std::vector<float> b = RandomVector(rng, s.k * s.n);
+        const std::vector<float> c0 = RandomVector(rng, s.m * s.n);
+        const std::vector<float> row_bias = RandomVector(rng, s.m);
+        GemmOptions plain;
+        plain.isa = isa;
+        plain.epilogue.row_bias = row_bias.data();
+        std::vector<float> want = c0;
+        Sgemm(trans_a, trans_b, s.m, s.n, s.k, 1.5f, a.data(), lda, b.data(), ldb, 0.25f, want.data(), s.n, plain);
+        for (Entry entry : kPackedEntries) {
+          for (int chunks : {1, 2, 3, 1000}) {
+            GemmOptions options = plain;
+            if (chunks > 1) options.parallel_for = ThreadedParallelFor(chunks);
+            std::vector<float> c = c0;
+            RunEntry(entry, trans_a, trans_b, s.m, s.n, s.k, 1.5f, a.data(), lda, b.data(), ldb, 0.25f, c.data(), s.n,
+                     options);
+            EXPECT_TRUE(c == want) << "entry " << static_cast<int>(entry) << " split " << chunks
+                                   << " differs from the plain single-threaded Sgemm";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SgemmPackedTest, OnePackedAServesManyCallsAndThreads) {
+  std::mt19937 rng(5000);
+  const int64_t m = 50, k = 300, n = 40, calls = 6;
+  const std::vector<float> a = RandomVector(rng, m * k);
+  std::vector<std::vector<float>> bs;
+  for (int i = 0; i < calls; ++i) bs.push_back(RandomVector(rng, k * n));
+  for (CpuIsa isa : SupportedIsas()) {
+    SCOPED_TRACE(absl::StrCat("isa=", CpuIsaName(isa)));
+    GemmOptions options;
+    options.isa = isa;
+    SgemmPackedA packed;
+    packed.Pack(false, m, k, a.data(), k, options);
+    std::vector<std::vector<float>> got(calls, std::vector<float>(m * n));
+    std::vector<std::thread> threads;
+    for (int i = 0; i < calls; ++i) {
+      threads.emplace_back([&, i] { Sgemm(packed, false, n, 1.0f, bs[i].data(), n, 0.0f, got[i].data(), n, options); });
+    }
+    for (std::thread& t : threads) t.join();
+    for (int i = 0; i < calls; ++i) {
+      std::vector<float> want(m * n);
+      Sgemm(false, false, m, n, k, 1.0f, a.data(), k, bs[i].data(), n, 0.0f, want.data(), n, options);
+      EXPECT_TRUE(got[i] == want) << "call " << i;
     }
   }
 }
