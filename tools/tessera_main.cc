@@ -15,6 +15,7 @@ constexpr Command kCommands[] = {
     {"convert", "convert a GraphDef between binary (.pb) and text (.pbtxt)", RunConvert},
     {"example", "build an example model (mlp, lenet) and save it as a GraphDef", RunExample},
     {"run", "run a model on inputs from .npy files; print, save and profile its outputs", RunRun},
+    {"train", "train a model on Fashion-MNIST (or any MNIST-format data); checkpoints, TensorBoard", RunTrain},
 };
 
 const Command* FindCommand(absl::string_view name) {

@@ -91,7 +91,8 @@ void ProgressBar::Update(int64_t done, int64_t examples, const Metrics& metrics)
 
 void ProgressBar::Finish(int64_t examples, const Metrics& metrics) {
   const double now = options_.clock();
-  const std::string line = Line(total_ > 0 ? total_ : done_, examples, metrics, now - start_);
+  // Work may stop early (a step limit): show how far it got.
+  const std::string line = Line(done_ > 0 ? done_ : total_, examples, metrics, now - start_);
   if (interactive_) {
     *options_.out << '\r' << line << std::string(last_width_ > line.size() ? last_width_ - line.size() : 0, ' ') << '\n'
                   << std::flush;

@@ -39,7 +39,8 @@ class ProgressBar {
 
   // `done` units finished, `examples` processed so far (for ex/s), current metrics.
   void Update(int64_t done, int64_t examples, const Metrics& metrics);
-  // The final line (always printed, ending the in-place line with a newline).
+  // The final line at the last Update's count (always printed, ending the in-place
+  // line with a newline).
   void Finish(int64_t examples, const Metrics& metrics);
 
   // The text of the line for these values, without control characters.

@@ -319,6 +319,62 @@ assert len(set(a)) > 1, a' "$tmp/out/logits.npy" "$tmp/ref/logits.npy" || fail "
     expect_err "mlp:"
     ;;
 
+  train)
+    # A short run on Fashion-MNIST (installed by scripts/install_deps.sh), with
+    # checkpoints, TensorBoard logs and the trained model saved; then a resume that
+    # finds nothing left to do, and the saved model run on a batch of images.
+    data=/usr/share/datasets/fashion-mnist
+    if [[ ! -d $data ]]; then
+      echo "SKIP [$case_name]: $data is missing (dataset-fashion-mnist)"
+      exit 0
+    fi
+    run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --threads 2 --seed 3 \
+      --checkpoint-dir "$tmp/ckpt" --logdir "$tmp/logs" --save "$tmp/trained.pb"
+    expect_code 0
+    expect_out "mlp on $data: test accuracy"
+    expect_out "(40 steps"
+    expect_err "loaded 60000 training and 10000 test examples"
+    expect_err "epoch 1/1: test loss"
+    [[ -f $tmp/ckpt/checkpoint && -f $tmp/ckpt/ckpt-40 ]] || fail "expected checkpoint ckpt-40 and its pointer"
+    ls "$tmp/logs"/events.out.tfevents.* >/dev/null 2>&1 || fail "expected a TensorBoard event file"
+    run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --checkpoint-dir "$tmp/ckpt" -q
+    expect_code 0
+    expect_out "nothing to do: the checkpoint is already at step 40"
+    run "$tessera" inspect "$tmp/trained.pb"
+    expect_code 0
+    expect_out "parameters: 269,322"
+    write_npy "$tmp/x.npy" '<f4' '(2, 784)' '\x00\x00\x00\x3f' 1568
+    write_npy "$tmp/l.npy" '<i8' '(2,)' '\x03\x00\x00\x00\x00\x00\x00\x00' 2
+    run "$tessera" run "$tmp/trained.pb" --input "image=$tmp/x.npy" --input "labels=$tmp/l.npy"
+    expect_code 0
+    expect_out "logits"
+    ;;
+
+  train_errors)
+    run "$tessera" train --help
+    expect_code 0
+    expect_out "usage: tessera train"
+    run "$tessera" train mlp --optimizer lion
+    expect_code 2
+    expect_err "unknown optimizer 'lion'"
+    run "$tessera" train mlp --lr fast
+    expect_code 2
+    expect_err "--lr takes a number, not 'fast'"
+    run "$tessera" train mlp --epochs 0
+    expect_code 2
+    run "$tessera" train mlp --data "$tmp/none"
+    expect_code 1
+    expect_err "tessera train:"
+    expect_err "$tmp/none"
+    run "$tessera" train mlp --schedule wobbly --max-steps 1 --data /usr/share/datasets/fashion-mnist
+    if [[ -d /usr/share/datasets/fashion-mnist ]]; then
+      expect_code 1
+      expect_err "learning-rate schedule 'wobbly'"
+    fi
+    run "$tessera" train resnet
+    expect_code 1
+    ;;
+
   *)
     echo "unknown case '$case_name'" >&2
     exit 2

@@ -1,0 +1,145 @@
+// Tests of Trainer: it learns a separable problem, resuming from a checkpoint ends
+// with the same weights bit for bit as an uninterrupted run, TensorBoard scalars are
+// written, and bad models are refused.
+#include "runtime/trainer/trainer.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "examples/models.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "runtime/summary/summary_writer.h"
+
+namespace tsr {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Three Gaussian clusters in 8 dimensions.
+std::shared_ptr<const Dataset> Clusters(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> noise(0.0f, 0.5f);
+  Tensor image(DType::kF32, Shape({n, 8}));
+  Tensor labels(DType::kI64, Shape({n}));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = static_cast<int64_t>(rng() % 3);
+    labels.flat<int64_t>()[i] = c;
+    for (int64_t d = 0; d < 8; ++d) image.flat<float>()[i * 8 + d] = (d % 3 == c ? 2.0f : 0.0f) + noise(rng);
+  }
+  absl::StatusOr<Dataset> d = Dataset::Create({{"image", image}, {"labels", labels}}, "clusters");
+  EXPECT_TRUE(d.ok()) << d.status();
+  return std::make_shared<const Dataset>(*std::move(d));
+}
+
+Graph Mlp() {
+  absl::StatusOr<Graph> g =
+      examples::BuildMlp({.input_features = 8, .hidden_units = {16}, .num_classes = 3, .training_head = true});
+  EXPECT_TRUE(g.ok()) << g.status();
+  return *std::move(g);
+}
+
+std::string TempDir(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "trainer_test_" + std::to_string(::getpid()) + "_" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+TEST(TrainerTest, LearnsSeparableClustersAndLogsToTensorBoard) {
+  std::ostringstream log;
+  const std::string logdir = TempDir("tb");
+  absl::StatusOr<std::unique_ptr<Trainer>> trainer = Trainer::Create(Mlp(), {.epochs = 4,
+                                                                             .batch_size = 16,
+                                                                             .learning_rate = 0.1,
+                                                                             .schedule = "cosine",
+                                                                             .seed = 3,
+                                                                             .num_threads = 2,
+                                                                             .logdir = logdir,
+                                                                             .log_every_steps = 5,
+                                                                             .out = &log,
+                                                                             .interactive = false});
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  absl::StatusOr<TrainResult> result = (*trainer)->Fit(Clusters(400, 1), Clusters(200, 2));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->epochs.size(), 4u);
+  EXPECT_EQ(result->steps, 4 * 25);
+  EXPECT_EQ((*trainer)->global_step(), 100);
+  EXPECT_LT(result->epochs.back().train_loss, result->epochs.front().train_loss);
+  EXPECT_GT(result->epochs.back().eval.accuracy, 0.95);
+  EXPECT_EQ(result->epochs.back().eval.examples, 200);
+  EXPECT_THAT(log.str(), HasSubstr("epoch 4/4 [==="));
+  EXPECT_THAT(log.str(), HasSubstr("test accuracy"));
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(logdir)) {
+    ++files;
+    absl::StatusOr<std::vector<tessera::tb::Event>> events = ReadEventFile(entry.path().string());
+    ASSERT_TRUE(events.ok()) << events.status();
+    int losses = 0;
+    for (const tessera::tb::Event& e : *events) {
+      if (e.has_summary() && e.summary().value_size() > 0 && e.summary().value(0).tag() == "train/loss") ++losses;
+    }
+    EXPECT_EQ(losses, 20);
+  }
+  EXPECT_EQ(files, 1);
+  std::filesystem::remove_all(logdir);
+}
+
+TEST(TrainerTest, ResumingGivesBitIdenticalWeights) {
+  const auto train = Clusters(100, 7);
+  TrainerOptions options{.epochs = 3,
+                         .batch_size = 16,
+                         .learning_rate = 0.05,
+                         .schedule = "step:5:0.5",
+                         .seed = 11,
+                         .num_threads = 2,
+                         .progress = false};
+  options.optimizer.kind = OptimizerKind::kAdam;
+
+  absl::StatusOr<std::unique_ptr<Trainer>> straight = Trainer::Create(Mlp(), options);
+  ASSERT_TRUE(straight.ok()) << straight.status();
+  ASSERT_TRUE((*straight)->Fit(train, nullptr).ok());
+
+  const std::string dir = TempDir("ckpt");
+  TrainerOptions interrupted = options;
+  interrupted.checkpoint_dir = dir;
+  interrupted.checkpoint_every_steps = 4;
+  interrupted.max_steps = 10;  // stops mid-epoch 2 (7 batches per epoch); last checkpoint at step 10
+  {
+    absl::StatusOr<std::unique_ptr<Trainer>> first = Trainer::Create(Mlp(), interrupted);
+    ASSERT_TRUE(first.ok()) << first.status();
+    absl::StatusOr<TrainResult> r = (*first)->Fit(train, nullptr);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->steps, 10);
+  }
+  interrupted.max_steps = 0;
+  absl::StatusOr<std::unique_ptr<Trainer>> resumed = Trainer::Create(Mlp(), interrupted);
+  ASSERT_TRUE(resumed.ok()) << resumed.status();
+  absl::StatusOr<TrainResult> r = (*resumed)->Fit(train, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->resumed_from_step, 10);
+  EXPECT_EQ(r->steps, 21);
+  for (const std::string& name : (*straight)->session().VariableNames()) {
+    absl::StatusOr<Tensor> a = (*straight)->session().GetVariable(name);
+    absl::StatusOr<Tensor> b = (*resumed)->session().GetVariable(name);
+    ASSERT_TRUE(a.ok() && b.ok()) << name;
+    EXPECT_TRUE(a->BitwiseEquals(*b)) << name << " differs after resuming";
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainerTest, RefusesModelsWithoutATrainingHeadAndBadOptions) {
+  absl::StatusOr<Graph> no_head = examples::BuildMlp({.input_features = 8, .hidden_units = {4}, .num_classes = 3});
+  ASSERT_TRUE(no_head.ok());
+  EXPECT_THAT(Trainer::Create(*std::move(no_head), {}).status().message(), HasSubstr("input 'labels'"));
+  EXPECT_THAT(Trainer::Create(Mlp(), {.epochs = 0}).status().message(), HasSubstr("epochs is 0"));
+  absl::StatusOr<std::unique_ptr<Trainer>> t = Trainer::Create(Mlp(), {.schedule = "wobbly", .progress = false});
+  ASSERT_TRUE(t.ok());
+  EXPECT_THAT((*t)->Fit(Clusters(20, 1), nullptr).status().message(), HasSubstr("learning-rate schedule 'wobbly'"));
+}
+
+}  // namespace
+}  // namespace tsr
