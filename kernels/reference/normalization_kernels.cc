@@ -160,7 +160,7 @@ absl::Status LayerNormalizationKernel(KernelContext& ctx) {
       ctx.has_input(2) ? ExpandOntoNormalized(ctx.input(2), x.shape(), *axis) : std::vector<double>(inner, 0.0);
   std::vector<double> yv(xv.size()), means(outer), inv_stds(outer);
   for (int64_t o = 0; o < outer; ++o) {
-    const double* row = &xv[o * inner];
+    const double* row = xv.data() + o * inner;
     double sum = 0.0;
     for (int64_t j = 0; j < inner; ++j) sum += row[j];
     const double mean = sum / static_cast<double>(inner);
