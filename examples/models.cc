@@ -24,7 +24,12 @@ absl::StatusOr<Graph> FinishClassifier(GraphBuilder& b, Output logits, bool trai
 absl::StatusOr<Graph> BuildMlp(const MlpOptions& options) {
   GraphBuilder b;
   Output x = b.Input("image", DType::kF32, {kBatchDim, options.input_features});
-  for (int64_t units : options.hidden_units) x = nn::Dense(b, x, units, {.activation = options.activation});
+  Output training;
+  if (options.dropout > 0 && options.training_head) training = nn::TrainingFlag(b);
+  for (int64_t units : options.hidden_units) {
+    x = nn::Dense(b, x, units, {.activation = options.activation});
+    if (options.dropout > 0) x = nn::Dropout(b, x, options.dropout, {.training_mode = training});
+  }
   Output logits = nn::Dense(b, x, options.num_classes, {.name = "logits"});
   return FinishClassifier(b, logits, options.training_head);
 }
@@ -37,8 +42,12 @@ absl::StatusOr<Graph> BuildLeNet(const LeNetOptions& options) {
   x = nn::Conv2D(b, x, 16, 5, {.activation = "relu"});                    // [N,16,10,10]
   x = nn::MaxPool2D(b, x, 2);                                             // [N,16,5,5]
   x = nn::Flatten(b, x);                                                  // [N,400]
-  x = nn::Dense(b, x, 120, {.activation = "relu"});
-  x = nn::Dense(b, x, 84, {.activation = "relu"});
+  Output training;
+  if (options.dropout > 0 && options.training_head) training = nn::TrainingFlag(b);
+  for (int64_t units : {120, 84}) {
+    x = nn::Dense(b, x, units, {.activation = "relu"});
+    if (options.dropout > 0) x = nn::Dropout(b, x, options.dropout, {.training_mode = training});
+  }
   Output logits = nn::Dense(b, x, options.num_classes, {.name = "logits"});
   return FinishClassifier(b, logits, options.training_head);
 }

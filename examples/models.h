@@ -19,6 +19,9 @@ struct MlpOptions {
   std::vector<int64_t> hidden_units = {256, 256};
   int64_t num_classes = 10;
   std::string activation = "relu";
+  // Dropout rate after each hidden layer (0: none). Active only in training steps:
+  // with the training head the graph gets nn::TrainingFlag's "training" input.
+  double dropout = 0;
   // Adds input "labels" (i64 [N]) and output "loss" (mean softmax cross-entropy).
   bool training_head = false;
 };
@@ -28,6 +31,7 @@ absl::StatusOr<Graph> BuildMlp(const MlpOptions& options = {});
 
 struct LeNetOptions {
   int64_t num_classes = 10;
+  double dropout = 0;          // after the dense 120 and 84 layers; as in MlpOptions
   bool training_head = false;  // as in MlpOptions
 };
 // Input "image" f32 [N, 1, 28, 28] -> conv 6@5x5 "same" + relu -> max pool 2 ->

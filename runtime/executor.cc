@@ -276,7 +276,8 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(const RunRequest& request) {
   RunState state;
   state.request = &request;
   state.types = &TypesFor(request.batch);
-  state.step = step_.fetch_add(1);
+  const uint64_t run_counter = step_.fetch_add(1);
+  state.step = request.step.value_or(run_counter);
   state.needed = NeededNodes(request.fetches, request.targets);
   const int num_nodes = graph_.num_nodes();
   state.offset.resize(num_nodes + 1);

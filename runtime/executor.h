@@ -48,7 +48,10 @@ class Executor {
     // Nodes to run (with what they need) whose outputs are not returned: optimizer
     // updates, whose effect is the new values of their Variables.
     std::vector<int> targets;
-    std::optional<int64_t> batch;     // the bound batch size, when a feed gave one
+    std::optional<int64_t> batch;  // the bound batch size, when a feed gave one
+    // The step random ops (Dropout) key their draws by; default: this executor's run
+    // counter. A trainer passes its global step so that a resumed run draws the same.
+    std::optional<uint64_t> step;
     RunMetadata* metadata = nullptr;  // timings are recorded when non-null
   };
   // The fetched tensors, in order. Errors name the failing node.

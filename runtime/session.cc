@@ -54,6 +54,13 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std
 absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                                  const std::vector<std::string>& fetches,
                                                  const std::vector<std::string>& targets, RunMetadata* metadata) {
+  return Run(feeds, fetches, RunOptions{.targets = targets, .metadata = metadata});
+}
+
+absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                                 const std::vector<std::string>& fetches, const RunOptions& options) {
+  const std::vector<std::string>& targets = options.targets;
+  RunMetadata* metadata = options.metadata;
   const Graph& g = *graph_;
   Executor::RunRequest request;
   // The feed that first gave the batch size, for error messages.
@@ -130,6 +137,7 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std
   }
   RunMetadata local;
   request.metadata = metadata != nullptr ? metadata : (options_.profile ? &local : nullptr);
+  request.step = options.step;
   absl::StatusOr<std::vector<Tensor>> result = executor_->Run(request);
   if (options_.profile) {
     std::lock_guard<std::mutex> lock(metadata_mu_);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,17 @@ struct SessionOptions {
   bool poison_memory = false;
 };
 
+// Per-call settings of Session::Run beyond feeds and fetches.
+struct RunOptions {
+  // Nodes (by name) to run without returning their outputs: a training step fetches
+  // the loss and targets the optimizer updates.
+  std::vector<std::string> targets;
+  // The step random ops (Dropout) key their draws by; default: the session's run
+  // counter. A training loop passes its global step, so a resumed run draws the same.
+  std::optional<uint64_t> step;
+  RunMetadata* metadata = nullptr;  // per-op timings are recorded here when non-null
+};
+
 class Session {
  public:
   // Verifies the graph, creates the device and initializes every variable.
@@ -52,6 +64,8 @@ class Session {
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                           const std::vector<std::string>& fetches,
                                           const std::vector<std::string>& targets, RunMetadata* metadata = nullptr);
+  absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                          const std::vector<std::string>& fetches, const RunOptions& options);
 
   // A copy of the variable's current value.
   absl::StatusOr<Tensor> GetVariable(absl::string_view name) const;

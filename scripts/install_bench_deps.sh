@@ -6,4 +6,4 @@ SUDO=""
 if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends libopenblas-dev libdnnl-dev
+$SUDO apt-get install -y -qq --no-install-recommends libopenblas-dev libdnnl-dev python3-torch

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "examples/models.h"
+#include "graph/builder/nn.h"
 #include "graph/builder/optimizers.h"
 #include "graph/proto/graph_def_io.h"
 #include "runtime/data/idx_reader.h"
@@ -27,7 +28,7 @@ constexpr absl::string_view kDefaultData = "/usr/share/datasets/fashion-mnist";
 constexpr absl::string_view kUsage =
     "tessera train [mlp|lenet|MODEL.pb] [--data DIR] [--epochs N] [--batch-size N] [--optimizer NAME]\n"
     "                     [--lr X] [--schedule S] [--momentum X] [--weight-decay X] [--clip-norm X]\n"
-    "                     [--seed N] [--threads N] [--max-steps N] [--checkpoint-dir DIR]\n"
+    "                     [--dropout X] [--seed N] [--threads N] [--max-steps N] [--checkpoint-dir DIR]\n"
     "                     [--checkpoint-every N] [--keep N] [--no-resume] [--logdir DIR] [--save FILE]";
 constexpr absl::string_view kDescription =
     "Trains a classifier on an MNIST-format dataset: DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte\n"
@@ -48,9 +49,25 @@ absl::Status ParseDouble(absl::string_view flag, const std::string& text, double
   return absl::OkStatus();
 }
 
-// The forward model with every Variable given its trained value.
+// The forward model with every Variable given its trained value and the training
+// flag (nn::TrainingFlag), if any, replaced by the constant false: an inference graph.
 absl::StatusOr<Graph> Freeze(const Graph& model, Session& session) {
   Graph frozen = model.Clone();
+  const Node* flag = frozen.FindNode(nn::kTrainingFlagName);
+  if (flag != nullptr && flag->op() == "Placeholder") {
+    const int flag_id = flag->id();
+    AttrMap attrs;
+    attrs["value"] = AttrValue::FromTensor(Tensor::Scalar(false));
+    absl::StatusOr<Node*> inference =
+        frozen.AddNodeAndInfer(absl::StrCat(nn::kTrainingFlagName, "/frozen"), "Constant", {}, std::move(attrs));
+    if (!inference.ok()) return inference.status();
+    const int inference_id = (*inference)->id();
+    for (Node* node : frozen.nodes()) {
+      for (int i = 0; i < node->num_inputs(); ++i) {
+        if (node->inputs()[i].node == flag_id) node->set_input(i, TensorRef{inference_id, 0});
+      }
+    }
+  }
   for (Node* node : frozen.nodes()) {
     if (node->op() != "Variable") continue;
     absl::StatusOr<Tensor> value = session.GetVariable(node->name());
@@ -66,6 +83,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   FlagParser flags;
   std::string data = std::string(kDefaultData), optimizer = "momentum", lr_text = "0.05", schedule = "constant";
   std::string momentum_text = "0.9", weight_decay_text = "0", clip_text, checkpoint_dir, logdir, save_path;
+  std::string dropout_text = "0";
   int64_t epochs = 10, batch_size = 64, seed = 0, threads = 0, max_steps = 0, checkpoint_every = 0, keep = 3;
   bool no_resume = false, quiet = false;
   flags.AddString("data", 'd', "DIR", &data, "the dataset folder (default: Fashion-MNIST)");
@@ -76,6 +94,8 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   flags.AddString("schedule", '\0', "S", &schedule, "learning-rate schedule (default constant)");
   flags.AddString("momentum", '\0', "X", &momentum_text, "momentum of momentum/nesterov (default 0.9)");
   flags.AddString("weight-decay", '\0', "X", &weight_decay_text, "L2 penalty; decoupled for adamw (default 0)");
+  flags.AddString("dropout", '\0', "X", &dropout_text,
+                  "dropout rate after the hidden dense layers of mlp/lenet (default 0: none)");
   flags.AddString("clip-norm", '\0', "X", &clip_text, "clip gradients to this global norm (default: no clipping)");
   flags.AddInt("seed", '\0', "N", &seed, "seed of initialization and data order (default 0)");
   flags.AddInt("threads", '\0', "N", &threads, "worker threads (default 0: one per core)");
@@ -102,6 +122,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (seed < 0 || max_steps < 0 || checkpoint_every < 0) {
     return UsageError(err, "train", "--seed, --max-steps and --checkpoint-every must not be negative");
   }
+  double dropout = 0;
   TrainerOptions options;
   options.epochs = epochs;
   options.batch_size = batch_size;
@@ -121,9 +142,11 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   options.optimizer.kind = *kind;
   for (absl::Status s : {ParseDouble("lr", lr_text, &options.learning_rate),
                          ParseDouble("momentum", momentum_text, &options.optimizer.momentum),
-                         ParseDouble("weight-decay", weight_decay_text, &options.optimizer.weight_decay)}) {
+                         ParseDouble("weight-decay", weight_decay_text, &options.optimizer.weight_decay),
+                         ParseDouble("dropout", dropout_text, &dropout)}) {
     if (!s.ok()) return UsageError(err, "train", s.message());
   }
+  if (!(dropout >= 0 && dropout < 1)) return UsageError(err, "train", "--dropout must be in [0, 1)");
   if (!clip_text.empty()) {
     double clip = 0;
     if (absl::Status s = ParseDouble("clip-norm", clip_text, &clip); !s.ok())
@@ -132,9 +155,13 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
 
   const std::string model_name = positionals->empty() ? "mlp" : (*positionals)[0];
-  absl::StatusOr<Graph> model = model_name == "mlp"     ? examples::BuildMlp({.training_head = true})
-                                : model_name == "lenet" ? examples::BuildLeNet({.training_head = true})
-                                                        : LoadGraph(model_name);
+  if (dropout > 0 && model_name != "mlp" && model_name != "lenet") {
+    return UsageError(err, "train", "--dropout applies to the example models (mlp, lenet) only");
+  }
+  absl::StatusOr<Graph> model = model_name == "mlp" ? examples::BuildMlp({.dropout = dropout, .training_head = true})
+                                : model_name == "lenet"
+                                    ? examples::BuildLeNet({.dropout = dropout, .training_head = true})
+                                    : LoadGraph(model_name);
   if (!model.ok()) return Failure(err, "train", model.status());
   // The image layout the model takes: [N, 784] (flat) or [N, 1, 28, 28].
   bool flatten = false;
@@ -151,7 +178,12 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
                            test_set->num_examples(), data,
                            std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count());
   }
-  const Graph forward = model->Clone();
+  // What --save writes: for the examples, the inference model (no labels/loss, dropout
+  // off), whose variables have the same names as the trained ones.
+  absl::StatusOr<Graph> forward = model_name == "mlp"     ? examples::BuildMlp({.dropout = dropout})
+                                  : model_name == "lenet" ? examples::BuildLeNet({.dropout = dropout})
+                                                          : model->Clone();
+  if (!forward.ok()) return Failure(err, "train", forward.status());
   absl::StatusOr<std::unique_ptr<Trainer>> trainer = Trainer::Create(*std::move(model), options);
   if (!trainer.ok()) return Failure(err, "train", trainer.status());
   const auto start = std::chrono::steady_clock::now();
@@ -160,7 +192,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (!result.ok()) return Failure(err, "train", result.status());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!save_path.empty()) {
-    absl::StatusOr<Graph> frozen = Freeze(forward, (*trainer)->session());
+    absl::StatusOr<Graph> frozen = Freeze(*forward, (*trainer)->session());
     if (!frozen.ok()) return Failure(err, "train", frozen.status());
     if (absl::Status s = SaveGraph(*frozen, save_path); !s.ok()) return Failure(err, "train", s);
   }

@@ -306,7 +306,11 @@ Output MaxPool2D(GraphBuilder& b, Output x, int64_t pool_size, const Pool2DOptio
 Output Flatten(GraphBuilder& b, Output x, absl::string_view name) { return ops::Flatten(b, x, 1, name); }
 
 Output Dropout(GraphBuilder& b, Output x, double rate, const DropoutOptions& options) {
-  return ops::Dropout(b, x, {.ratio = rate, .training = options.training, .seed = options.seed}, options.name);
+  return ops::Dropout(
+      b, x, {.ratio = rate, .training = options.training, .training_mode = options.training_mode, .seed = options.seed},
+      options.name);
 }
+
+Output TrainingFlag(GraphBuilder& b) { return ops::Placeholder(b, DType::kBool, tsr::Shape(), kTrainingFlagName); }
 
 }  // namespace tsr::nn

@@ -102,9 +102,18 @@ Output MaxPool2D(GraphBuilder& b, Output x, int64_t pool_size, const Pool2DOptio
 // [N, d1, d2, ...] -> [N, d1 * d2 * ...].
 Output Flatten(GraphBuilder& b, Output x, absl::string_view name = {});
 
+// The name of the bool scalar Placeholder TrainingFlag adds.
+inline constexpr char kTrainingFlagName[] = "training";
+// A bool scalar Placeholder named "training" that layers behaving differently in
+// training (Dropout) can take: the Trainer feeds true in training steps and false
+// when it evaluates, so one graph serves both. Call it once per graph.
+Output TrainingFlag(GraphBuilder& b);
+
 struct DropoutOptions {
   // Without training the layer is the identity (an inference graph).
   bool training = false;
+  // A bool scalar (TrainingFlag) deciding at run time; replaces `training` when set.
+  Output training_mode;
   std::optional<int64_t> seed;
   std::string name;  // node name; empty: the op name, made unique
 };

@@ -254,7 +254,7 @@ Output Dropout(GraphBuilder& b, Output x, const DropoutOptions& options, absl::s
   // The ratio takes x's dtype so that f16 models stay f16 throughout.
   const DType ratio_dtype = IsFloating(x.dtype()) ? x.dtype() : DType::kF32;
   Output ratio = Scalar(b, options.ratio, ratio_dtype);
-  Output training = Scalar(b, options.training);
+  Output training = options.training_mode.valid() ? options.training_mode : Scalar(b, options.training);
   return b.Op1("Dropout", {x, ratio, training}, std::move(attrs), name);
 }
 

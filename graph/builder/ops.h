@@ -140,6 +140,8 @@ struct DropoutOptions {
   double ratio = 0.5;
   // Without training the op is the identity.
   bool training = false;
+  // A bool scalar deciding at run time (e.g. nn::TrainingFlag); replaces `training`.
+  Output training_mode;
   std::optional<int64_t> seed;
 };
 // The dropped-out tensor (the op's mask output stays unused).

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "graph/builder/graph_builder.h"
+#include "graph/builder/nn.h"
 #include "graph/status_macros.h"
 #include "runtime/checkpoint/checkpoint_manager.h"
 #include "runtime/data/pipeline.h"
@@ -85,6 +86,8 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(Graph model, TrainerOpt
   trainer->options_ = std::move(options);
   if (trainer->options_.out == nullptr) trainer->options_.out = &std::cerr;
 
+  const Node* flag = model.FindNode(nn::kTrainingFlagName);
+  trainer->has_training_flag_ = flag != nullptr && flag->op() == "Placeholder";
   GraphBuilder b(std::move(model));
   const Output loss_out = b.Wrap(loss_ref);
   trainer->loss_dtype_ = loss_out.dtype();
@@ -115,6 +118,8 @@ absl::StatusOr<EvalResult> Trainer::Evaluate(const std::shared_ptr<const Dataset
   int64_t correct = 0;
   EpochIterator it = pipeline.Epoch(0);
   while (std::optional<Batch> batch = it.Next()) {
+    // Grown before `labels` points into it.
+    if (has_training_flag_) batch->push_back({nn::kTrainingFlagName, Tensor::Scalar(false)});
     const Tensor* labels = nullptr;
     for (const auto& [name, t] : *batch) {
       if (name == "labels") labels = &t;
@@ -193,7 +198,11 @@ absl::StatusOr<TrainResult> Trainer::Fit(std::shared_ptr<const Dataset> train, s
       if (!labels.valid()) return absl::InvalidArgumentError(absl::StrCat(train->source(), ": no 'labels' feature"));
       const double lr = schedule.At(step);
       batch->push_back({"learning_rate", ScalarOf(loss_dtype_, lr)});
-      absl::StatusOr<std::vector<Tensor>> fetched = session_->Run(*batch, {kLogits, kLoss}, update_nodes_);
+      if (has_training_flag_) batch->push_back({nn::kTrainingFlagName, Tensor::Scalar(true)});
+      // Random ops draw by the global step, so a resumed run draws what the
+      // uninterrupted one did (the session's own run counter restarts at 0).
+      absl::StatusOr<std::vector<Tensor>> fetched =
+          session_->Run(*batch, {kLogits, kLoss}, {.targets = update_nodes_, .step = static_cast<uint64_t>(step)});
       if (!fetched.ok()) {
         return absl::Status(fetched.status().code(),
                             absl::StrCat("training step ", step, ": ", fetched.status().message()));

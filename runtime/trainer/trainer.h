@@ -100,6 +100,9 @@ class Trainer {
   std::unique_ptr<Session> session_;
   std::vector<std::string> update_nodes_;
   DType loss_dtype_ = DType::kF32;
+  // The model has nn::TrainingFlag's "training" input: fed true in training steps and
+  // false in evaluation.
+  bool has_training_flag_ = false;
 };
 
 }  // namespace tsr

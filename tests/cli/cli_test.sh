@@ -328,7 +328,7 @@ assert len(set(a)) > 1, a' "$tmp/out/logits.npy" "$tmp/ref/logits.npy" || fail "
       echo "SKIP [$case_name]: $data is missing (dataset-fashion-mnist)"
       exit 0
     fi
-    run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --threads 2 --seed 3 \
+    run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --threads 2 --seed 3 --dropout 0.1 \
       --checkpoint-dir "$tmp/ckpt" --logdir "$tmp/logs" --save "$tmp/trained.pb"
     expect_code 0
     expect_out "mlp on $data: test accuracy"
@@ -343,11 +343,11 @@ assert len(set(a)) > 1, a' "$tmp/out/logits.npy" "$tmp/ref/logits.npy" || fail "
     run "$tessera" inspect "$tmp/trained.pb"
     expect_code 0
     expect_out "parameters: 269,322"
+    # The saved model is the inference graph: image in, logits out, dropout off.
     write_npy "$tmp/x.npy" '<f4' '(2, 784)' '\x00\x00\x00\x3f' 1568
-    write_npy "$tmp/l.npy" '<i8' '(2,)' '\x03\x00\x00\x00\x00\x00\x00\x00' 2
-    run "$tessera" run "$tmp/trained.pb" --input "image=$tmp/x.npy" --input "labels=$tmp/l.npy"
+    run "$tessera" run "$tmp/trained.pb" --input "image=$tmp/x.npy"
     expect_code 0
-    expect_out "logits"
+    expect_out "logits: f32[2,10]"
     ;;
 
   train_errors)
@@ -362,6 +362,9 @@ assert len(set(a)) > 1, a' "$tmp/out/logits.npy" "$tmp/ref/logits.npy" || fail "
     expect_err "--lr takes a number, not 'fast'"
     run "$tessera" train mlp --epochs 0
     expect_code 2
+    run "$tessera" train mlp --dropout 1
+    expect_code 2
+    expect_err "--dropout must be in [0, 1)"
     run "$tessera" train mlp --data "$tmp/none"
     expect_code 1
     expect_err "tessera train:"

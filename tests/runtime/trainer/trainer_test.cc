@@ -36,9 +36,9 @@ std::shared_ptr<const Dataset> Clusters(int64_t n, uint32_t seed) {
   return std::make_shared<const Dataset>(*std::move(d));
 }
 
-Graph Mlp() {
-  absl::StatusOr<Graph> g =
-      examples::BuildMlp({.input_features = 8, .hidden_units = {16}, .num_classes = 3, .training_head = true});
+Graph Mlp(double dropout = 0) {
+  absl::StatusOr<Graph> g = examples::BuildMlp(
+      {.input_features = 8, .hidden_units = {16}, .num_classes = 3, .dropout = dropout, .training_head = true});
   EXPECT_TRUE(g.ok()) << g.status();
   return *std::move(g);
 }
@@ -88,8 +88,14 @@ TEST(TrainerTest, LearnsSeparableClustersAndLogsToTensorBoard) {
   std::filesystem::remove_all(logdir);
 }
 
-TEST(TrainerTest, ResumingGivesBitIdenticalWeights) {
+// With dropout, the draws must follow the global step (not the session's run counter,
+// which restarts in the resumed process and also counts evaluation runs).
+class TrainerResumeTest : public ::testing::TestWithParam<double> {};
+
+TEST_P(TrainerResumeTest, ResumingGivesBitIdenticalWeights) {
+  const double dropout = GetParam();
   const auto train = Clusters(100, 7);
+  const auto eval = Clusters(20, 8);
   TrainerOptions options{.epochs = 3,
                          .batch_size = 16,
                          .learning_rate = 0.05,
@@ -99,9 +105,10 @@ TEST(TrainerTest, ResumingGivesBitIdenticalWeights) {
                          .progress = false};
   options.optimizer.kind = OptimizerKind::kAdam;
 
-  absl::StatusOr<std::unique_ptr<Trainer>> straight = Trainer::Create(Mlp(), options);
+  absl::StatusOr<std::unique_ptr<Trainer>> straight = Trainer::Create(Mlp(dropout), options);
   ASSERT_TRUE(straight.ok()) << straight.status();
-  ASSERT_TRUE((*straight)->Fit(train, nullptr).ok());
+  absl::StatusOr<TrainResult> straight_result = (*straight)->Fit(train, eval);
+  ASSERT_TRUE(straight_result.ok()) << straight_result.status();
 
   const std::string dir = TempDir("ckpt");
   TrainerOptions interrupted = options;
@@ -109,16 +116,16 @@ TEST(TrainerTest, ResumingGivesBitIdenticalWeights) {
   interrupted.checkpoint_every_steps = 4;
   interrupted.max_steps = 10;  // stops mid-epoch 2 (7 batches per epoch); last checkpoint at step 10
   {
-    absl::StatusOr<std::unique_ptr<Trainer>> first = Trainer::Create(Mlp(), interrupted);
+    absl::StatusOr<std::unique_ptr<Trainer>> first = Trainer::Create(Mlp(dropout), interrupted);
     ASSERT_TRUE(first.ok()) << first.status();
-    absl::StatusOr<TrainResult> r = (*first)->Fit(train, nullptr);
+    absl::StatusOr<TrainResult> r = (*first)->Fit(train, eval);
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->steps, 10);
   }
   interrupted.max_steps = 0;
-  absl::StatusOr<std::unique_ptr<Trainer>> resumed = Trainer::Create(Mlp(), interrupted);
+  absl::StatusOr<std::unique_ptr<Trainer>> resumed = Trainer::Create(Mlp(dropout), interrupted);
   ASSERT_TRUE(resumed.ok()) << resumed.status();
-  absl::StatusOr<TrainResult> r = (*resumed)->Fit(train, nullptr);
+  absl::StatusOr<TrainResult> r = (*resumed)->Fit(train, eval);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->resumed_from_step, 10);
   EXPECT_EQ(r->steps, 21);
@@ -128,7 +135,32 @@ TEST(TrainerTest, ResumingGivesBitIdenticalWeights) {
     ASSERT_TRUE(a.ok() && b.ok()) << name;
     EXPECT_TRUE(a->BitwiseEquals(*b)) << name << " differs after resuming";
   }
+  // Evaluation runs with dropout off: the same weights give the same test metrics.
+  EXPECT_EQ(r->epochs.back().eval.loss, straight_result->epochs.back().eval.loss);
   std::filesystem::remove_all(dir);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dropout, TrainerResumeTest, ::testing::Values(0.0, 0.3));
+
+// Dropout is on in training steps and off in evaluation: evaluating the same weights
+// twice gives the same loss, and training with dropout ends elsewhere than without.
+TEST(TrainerTest, DropoutActsOnlyInTraining) {
+  const auto train = Clusters(64, 5);
+  const auto eval = Clusters(32, 6);
+  TrainerOptions options{.epochs = 1, .batch_size = 16, .learning_rate = 0.1, .seed = 2, .progress = false};
+  absl::StatusOr<std::unique_ptr<Trainer>> plain = Trainer::Create(Mlp(0.0), options);
+  absl::StatusOr<std::unique_ptr<Trainer>> dropped = Trainer::Create(Mlp(0.5), options);
+  ASSERT_TRUE(plain.ok() && dropped.ok());
+  ASSERT_TRUE((*plain)->Fit(train, nullptr).ok());
+  ASSERT_TRUE((*dropped)->Fit(train, nullptr).ok());
+  absl::StatusOr<EvalResult> once = (*dropped)->Evaluate(eval);
+  absl::StatusOr<EvalResult> twice = (*dropped)->Evaluate(eval);
+  ASSERT_TRUE(once.ok() && twice.ok());
+  EXPECT_EQ(once->loss, twice->loss);
+  absl::StatusOr<Tensor> a = (*plain)->session().GetVariable("dense/kernel");
+  absl::StatusOr<Tensor> b = (*dropped)->session().GetVariable("dense/kernel");
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
+  EXPECT_FALSE(a->BitwiseEquals(*b));
 }
 
 TEST(TrainerTest, RefusesModelsWithoutATrainingHeadAndBadOptions) {
