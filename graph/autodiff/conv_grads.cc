@@ -1,4 +1,4 @@
-// Gradient of Conv (any number of spatial dims; strides, pads incl. auto_pad,
+// Gradients of Conv and ConvTranspose (below). Conv (any number of spatial dims; strides, pads incl. auto_pad,
 // dilations, groups, optional bias). With the window geometry resolved here (auto_pad
 // becomes explicit pads):
 //   dX = ConvTranspose(dY, W) with the same strides, dilations, pads and group, and the
@@ -72,10 +72,67 @@ absl::Status ConvGrad(GradientContext& ctx) {
   return absl::OkStatus();
 }
 
+// Y = ConvTranspose(X, W) is the adjoint of Conv in X, so with the geometry resolved
+// (output_shape / auto_pad become explicit pads):
+//   dX = Conv(dY, W) with the same strides, dilations, pads and group (W [C, M/group,
+//        k...] is Conv's [M_out, C_in/group, k...] layout for C outputs from M inputs);
+//   dW = ConvGradFilter(dY, X): the Conv from dY (M channels) to X (C channels);
+//   dB = dY summed over every dim but the channels.
+// Trailing output positions no window reached (output_shape larger than the full
+// transposed window) got only the bias: dY is cut to the reached span first when
+// there are a stride or more of them, so the Conv gives back exactly X's size.
+absl::Status ConvTransposeGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), w = ctx.input(1), dy = ctx.output_grad(0);
+  absl::StatusOr<TransposedWindowSpec> spec = TransposedWindowSpecFromAttrs(ctx.attrs());
+  if (!spec.ok()) {
+    ctx.Error(spec.status().message());
+    return absl::OkStatus();
+  }
+  spec->window.kernel.assign(w.shape().dims().begin() + 2, w.shape().dims().end());
+  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
+  absl::StatusOr<WindowGeometry> g = ComputeTransposedWindowGeometry(in_spatial, *spec);
+  if (!g.ok()) {
+    ctx.Error(g.status().message());
+    return absl::OkStatus();
+  }
+  std::vector<int64_t> pads = g->pads_begin;
+  pads.insert(pads.end(), g->pads_end.begin(), g->pads_end.end());
+  const int64_t group = ctx.GetInt("group");
+  std::vector<int64_t> starts, ends, axes;
+  for (int i = 0; i < g->num_spatial(); ++i) {
+    const int64_t reached =
+        g->strides[i] * (in_spatial[i] - 1) + g->effective_kernel(i) - g->pads_begin[i] - g->pads_end[i];
+    if (g->output[i] - reached >= g->strides[i]) {  // fewer: Conv's floor already drops them
+      starts.push_back(0);
+      ends.push_back(reached);
+      axes.push_back(i + 2);
+    }
+  }
+  const Output reached_dy = starts.empty() ? dy : ops::Slice(b, dy, starts, ends, axes);
+  const AttrMap window = {{"strides", AttrValue::Ints(g->strides)},
+                          {"dilations", AttrValue::Ints(g->dilations)},
+                          {"pads", AttrValue::Ints(pads)},
+                          {"group", AttrValue::Int(group)}};
+  if (ctx.wants_input_grad(0)) ctx.set_input_grad(0, b.Op1("Conv", {reached_dy, w}, window));
+  if (ctx.wants_input_grad(1)) {
+    AttrMap attrs = window;
+    attrs["kernel_shape"] = AttrValue::Ints(g->kernel);
+    ctx.set_input_grad(1, b.Op1("ConvGradFilter", {reached_dy, x}, std::move(attrs)));
+  }
+  if (ctx.num_inputs() > 2 && ctx.wants_input_grad(2)) {
+    std::vector<int64_t> reduce = {0};
+    for (int i = 2; i < dy.rank(); ++i) reduce.push_back(i);
+    ctx.set_input_grad(2, ops::ReduceSum(b, dy, reduce, /*keepdims=*/false));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterConvGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Conv", ConvGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "ConvTranspose", ConvTransposeGrad));
   return absl::OkStatus();
 }
 

@@ -20,19 +20,20 @@ absl::Status RegisterElementwiseGradients(OpRegistry& registry);
 absl::Status RegisterActivationGradients(OpRegistry& registry);
 // MatMul, Gemm.
 absl::Status RegisterMatMulGradients(OpRegistry& registry);
-// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL2.
+// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL2, ReduceProd.
 absl::Status RegisterReductionGradients(OpRegistry& registry);
 // Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Expand, Concat.
 absl::Status RegisterShapeGradients(OpRegistry& registry);
 // Softmax, LogSoftmax, SoftmaxCrossEntropyLoss.
 absl::Status RegisterSoftmaxGradients(OpRegistry& registry);
-// Conv (filter gradient through ConvGradFilter, input gradient through ConvTranspose).
+// Conv (filter gradient through ConvGradFilter, input gradient through ConvTranspose)
+// and ConvTranspose (input gradient through Conv, filter gradient through ConvGradFilter).
 absl::Status RegisterConvGradients(OpRegistry& registry);
 // MaxPool, AveragePool, GlobalAveragePool.
 absl::Status RegisterPoolGradients(OpRegistry& registry);
 // BatchNormalization (training and inference forms), LayerNormalization.
 absl::Status RegisterNormalizationGradients(OpRegistry& registry);
-// Gather, Slice, Pad (constant mode), Tile.
+// Gather, Slice, Pad (every mode), Tile, GatherElements, ScatterElements ('none', 'add').
 absl::Status RegisterIndexingGradients(OpRegistry& registry);
 // Dropout.
 absl::Status RegisterRandomGradients(OpRegistry& registry);

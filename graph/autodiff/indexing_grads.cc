@@ -2,8 +2,9 @@
 // output gradient into zeros of the data's shape (the backward ops GatherGrad and
 // SliceGrad, graph/ops/gradient_ops.cc: Gather's indices may repeat, Slice's steps
 // may skip); constant-mode Pad takes the slice of the gradient where the data landed
-// (and pads it back where negative pads cropped); Tile sums the gradient over the
-// repeats.
+// (and pads it back where negative pads cropped), the other modes go through PadGrad;
+// Tile sums the gradient over the repeats; GatherElements and ScatterElements swap
+// into each other.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -45,12 +46,19 @@ std::vector<int64_t> ConstantInts(GradientContext& ctx, int i) {
 
 // Y = Pad(X, pads): X[i] lands at Y[i + begin]. A positive begin/end is a band of the
 // gradient to drop (Slice); a negative one cropped X, whose gradient there is zero (Pad).
+// Reflect, edge and wrap copy some X elements several times: the backward op PadGrad
+// adds each gradient element to the element it was copied from.
 absl::Status PadGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
   if (ctx.GetString("mode") != "constant") {
-    ctx.Error(absl::StrCat("only mode 'constant' has a gradient, not '", ctx.GetString("mode"), "'"));
+    if (ctx.wants_input_grad(0)) {
+      ctx.set_input_grad(
+          0, b.Op1("PadGrad",
+                   {ctx.output_grad(0), ctx.input(0), ctx.input(1), ctx.num_inputs() > 3 ? ctx.input(3) : Output()},
+                   {{"mode", AttrValue::String(ctx.GetString("mode"))}}));
+    }
     return absl::OkStatus();
   }
-  GraphBuilder& b = ctx.b();
   const Output x = ctx.input(0), dy = ctx.output_grad(0);
   const int rank = x.rank();
   const std::vector<int64_t> pads = ConstantInts(ctx, 1);
@@ -118,6 +126,34 @@ absl::Status TileGrad(GradientContext& ctx) {
   return absl::OkStatus();
 }
 
+// Y = GatherElements(X, idx): dX scatter-adds dY at idx (repeated indices add up).
+absl::Status GatherElementsGrad(GradientContext& ctx) {
+  ctx.set_input_grad(0, ops::ScatterElements(ctx.b(), ctx.ZerosLike(ctx.input(0)), ctx.input(1), ctx.output_grad(0),
+                                             ctx.GetInt("axis"), "add"));
+  return absl::OkStatus();
+}
+
+// Y = ScatterElements(X, idx, U). 'none': the scattered positions of X were
+// overwritten, so dX is dY with zeros there, and dU gathers dY at idx (ONNX leaves
+// repeated indices undefined; each copy gets the gradient). 'add': dX = dY and dU
+// gathers dY. mul/max/min would need the values that met there: refused.
+absl::Status ScatterElementsGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const std::string reduction = ctx.GetString("reduction");
+  if (reduction != "none" && reduction != "add") {
+    ctx.Error(absl::StrCat("reduction '", reduction, "' has no gradient (only 'none' and 'add' do)"));
+    return absl::OkStatus();
+  }
+  const Output dy = ctx.output_grad(0), indices = ctx.input(1);
+  const int64_t axis = ctx.GetInt("axis");
+  if (ctx.wants_input_grad(0)) {
+    ctx.set_input_grad(
+        0, reduction == "add" ? dy : ops::ScatterElements(b, dy, indices, ctx.ZerosLike(ctx.input(2)), axis));
+  }
+  if (ctx.wants_input_grad(2)) ctx.set_input_grad(2, ops::GatherElements(b, dy, indices, axis));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterIndexingGradients(OpRegistry& registry) {
@@ -125,6 +161,8 @@ absl::Status RegisterIndexingGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Slice", SliceGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Pad", PadGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Tile", TileGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "GatherElements", GatherElementsGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "ScatterElements", ScatterElementsGrad));
   return absl::OkStatus();
 }
 

@@ -1,7 +1,8 @@
 // Gradients of the reductions: the output gradient is given back the reduced
 // dimensions (as size 1) and broadcast over them; Mean divides by the count (read at
 // run time when the symbolic batch was reduced), Max/Min send it to the elements
-// equal to the result, split between ties.
+// equal to the result, split between ties; Prod multiplies by the other elements'
+// product without dividing by zeros.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -107,6 +108,28 @@ absl::Status ReduceL2Grad(GradientContext& ctx) {
   return absl::OkStatus();
 }
 
+// y = prod x: dx_i = dy * (product of the others). Dividing y by x_i fails at zeros,
+// so with p = the product of the non-zero elements and z = how many are zero:
+//   z = 0: dx_i = dy p / x_i;   z = 1: dx_i = dy p at the zero, 0 elsewhere;   z > 1: 0.
+absl::Status ReduceProdGrad(GradientContext& ctx) {
+  std::optional<std::vector<int64_t>> axes = ReducedAxes(ctx);
+  if (!axes) {
+    ctx.set_input_grad(0, ctx.output_grad(0));
+    return absl::OkStatus();
+  }
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), zero = ctx.Scalar(0.0, x), one = ctx.Scalar(1.0, x);
+  const Output is_zero = ops::Equal(b, x, zero);
+  const Output nonzero_x = ops::Where(b, is_zero, one, x);
+  const Output zeros = ops::ReduceSum(b, ops::Where(b, is_zero, one, zero), *axes, /*keepdims=*/true);
+  const Output p = ops::Mul(b, ops::ReduceProd(b, nonzero_x, *axes, /*keepdims=*/true),
+                            Kept(ctx, ctx.output_grad(0), *axes));  // dy * p
+  const Output at_zero = ops::Where(b, ops::Equal(b, zeros, one), p, zero);
+  const Output elsewhere = ops::Where(b, ops::Equal(b, zeros, zero), ops::Div(b, p, nonzero_x), zero);
+  ctx.set_input_grad(0, ops::Where(b, is_zero, ctx.BroadcastLike(at_zero, x), elsewhere));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterReductionGradients(OpRegistry& registry) {
@@ -115,6 +138,7 @@ absl::Status RegisterReductionGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceMax", ReduceExtremumGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceMin", ReduceExtremumGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceL2", ReduceL2Grad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceProd", ReduceProdGrad));
   return absl::OkStatus();
 }
 

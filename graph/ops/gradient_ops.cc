@@ -8,12 +8,15 @@
 //   LayerNormalizationGrad(X, G) -> dX, Normalized           (over X's dims [axis, rank))
 //   GatherGrad(dY, indices, data)              -> d data     (scatter-add into zeros)
 //   SliceGrad(dY, data, starts, ends, axes, steps) -> d data (scatter into zeros)
+//   PadGrad(dY, data, pads, axes)              -> d data     (reflect/edge/wrap: each dY added
+//                                                             to the element Pad copied it from)
 //
 // For the normalizations G is dY times the scale (broadcast by the caller), so the
 // ops need no broadcasting; Normalized is (X - mean) / sqrt(var + epsilon), from
 // which the caller forms the scale gradient. X and `data` are read only for their
 // shapes by the scatter ops (the pools also read X's values to find the maxima).
-// The window arithmetic is conv_geometry.h's, the slice arithmetic slice_geometry.h's.
+// The window arithmetic is conv_geometry.h's, the slice arithmetic slice_geometry.h's,
+// the pad arithmetic pad_geometry.h's.
 #include <algorithm>
 #include <string>
 #include <utility>
@@ -24,6 +27,7 @@
 #include "graph/op_registry.h"
 #include "graph/ops/conv_geometry.h"
 #include "graph/ops/op_helpers.h"
+#include "graph/ops/pad_geometry.h"
 #include "graph/ops/register_ops.h"
 #include "graph/ops/slice_geometry.h"
 #include "graph/status_macros.h"
@@ -237,6 +241,39 @@ absl::Status InferSliceGrad(InferenceContext& ctx) {
   return absl::OkStatus();
 }
 
+// dY must have the shape Pad gave `data`: each padded axis grown by its pads.
+absl::Status InferPadGrad(InferenceContext& ctx) {
+  if (absl::Status s = ParsePadMode(ctx.GetString("mode")).status(); !s.ok()) return ctx.Error(s.message());
+  const Shape& data = ctx.input_shape(1);
+  const int rank = data.rank();
+  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ReadConstantInts(ctx, 2));
+  std::vector<int64_t> raw_axes;
+  if (ctx.has_input(3)) {
+    TSR_ASSIGN_OR_RETURN(raw_axes, ReadConstantInts(ctx, 3));
+  } else {
+    for (int i = 0; i < rank; ++i) raw_axes.push_back(i);
+  }
+  if (pads.size() != 2 * raw_axes.size()) {
+    return ctx.Error(absl::StrCat("input 'pads' ", IntsToString(pads), " has ", pads.size(), " entries but ",
+                                  raw_axes.size(), " padded axes need ", 2 * raw_axes.size()));
+  }
+  Shape expected = data;
+  for (size_t j = 0; j < raw_axes.size(); ++j) {
+    absl::StatusOr<int> axis = NormalizeAxis(raw_axes[j], rank);
+    if (!axis.ok()) return ctx.Error(axis.status().message());
+    const int64_t d = data.dim(*axis);
+    if (d == kBatchDim) continue;  // Pad allows no padding there.
+    expected.set_dim(*axis, d + pads[j] + pads[j + raw_axes.size()]);
+  }
+  TSR_RETURN_IF_ERROR(CheckGradShape(ctx, 0, expected));
+  if (ctx.input_dtype(0) != ctx.input_dtype(1)) {
+    return ctx.Error(absl::StrCat("input 0 ('dY') is ", DTypeName(ctx.input_dtype(0)), " but input 1 ('data') is ",
+                                  DTypeName(ctx.input_dtype(1))));
+  }
+  ctx.set_output(0, ctx.input(1));
+  return absl::OkStatus();
+}
+
 OpDefBuilder WindowGradBuilder(std::string name, std::string summary) {
   OpDefBuilder b(std::move(name));
   b.Summary(std::move(summary))
@@ -328,6 +365,20 @@ absl::Status RegisterGradientOps(OpRegistry& registry) {
                                             .TypeConstraint("T", kFloatDTypes)
                                             .TypeConstraint("Tind", kIndexDTypes)
                                             .Infer(InferSliceGrad)
+                                            .Flops(PerOutputElement(1))
+                                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("PadGrad")
+                                            .Summary("Gradient of Pad's data: each dY element added to the data "
+                                                     "element Pad copied it from (none for the constant).")
+                                            .Input("dY", "T")
+                                            .Input("data", "T")
+                                            .Input("pads", "Tind")
+                                            .OptionalInput("axes", "Tind")
+                                            .Output("ddata", "T")
+                                            .TypeConstraint("T", kFloatDTypes)
+                                            .TypeConstraint("Tind", kIndexDTypes)
+                                            .Attr("mode", AttrType::kString, AttrValue::String("constant"))
+                                            .Infer(InferPadGrad)
                                             .Flops(PerOutputElement(1))
                                             .Build()));
   return absl::OkStatus();

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/ops/op_helpers.h"
+#include "graph/ops/pad_geometry.h"
 #include "graph/ops/slice_geometry.h"
 #include "graph/status_macros.h"
 
@@ -235,9 +236,7 @@ absl::Status InferPad(InferenceContext& ctx) {
   const Shape& in = ctx.input_shape(0);
   const int rank = in.rank();
   const std::string mode = ctx.GetString("mode");
-  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
-    return ctx.Error(absl::StrCat("unknown mode '", mode, "' (known: constant, reflect, edge, wrap)"));
-  }
+  if (absl::Status s = ParsePadMode(mode).status(); !s.ok()) return ctx.Error(s.message());
   TSR_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ReadConstantInts(ctx, 1));
   std::vector<int64_t> raw_axes;
   if (ctx.has_input(3)) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "graph/dtype.h"
+#include "graph/ops/pad_geometry.h"
 #include "graph/ops/slice_geometry.h"
 #include "graph/shape.h"
 #include "graph/status_macros.h"
@@ -202,25 +203,11 @@ absl::Status SliceKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
-// Where coordinate `i` (relative to the unpadded input) of an axis of size `d` reads
-// from, or -1 for the constant; the reference's rule (numpy.pad, then cropping for
-// negative pads).
-int64_t PadSource(int64_t i, int64_t d, const std::string& mode) {
-  if (i >= 0 && i < d) return i;
-  if (mode == "constant" || d == 0) return -1;
-  if (mode == "edge") return i < 0 ? 0 : d - 1;
-  if (mode == "wrap") return ((i % d) + d) % d;
-  if (d == 1) return 0;
-  const int64_t period = 2 * (d - 1);  // reflect: mirror around the edge elements
-  const int64_t m = ((i % period) + period) % period;
-  return m < d ? m : period - m;
-}
-
 absl::Status PadKernel(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
   const int rank = in.shape().rank();
-  const std::string mode = ctx.GetString("mode");
-  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") return RunReferenceKernel(ctx);
+  const absl::StatusOr<PadMode> mode = ParsePadMode(ctx.GetString("mode"));
+  if (!mode.ok()) return RunReferenceKernel(ctx);
   const std::vector<int64_t> pads = ctx.input(1).ToInt64Vector();
   std::vector<int64_t> raw_axes;
   if (ctx.has_input(3)) {
@@ -240,8 +227,8 @@ absl::Status PadKernel(KernelContext& ctx) {
     end[a] = pads[j + n];
     expected.set_dim(a, d + pads[j] + pads[j + n]);
     const int64_t max_pad = std::max(pads[j], pads[j + n]);
-    if (expected.dim(a) < 0 || (mode == "reflect" && max_pad > 0 && max_pad >= d) ||
-        (mode != "constant" && max_pad > 0 && d == 0)) {
+    if (expected.dim(a) < 0 || (*mode == PadMode::kReflect && max_pad > 0 && max_pad >= d) ||
+        (*mode != PadMode::kConstant && max_pad > 0 && d == 0)) {
       return RunReferenceKernel(ctx);
     }
   }
@@ -263,7 +250,7 @@ absl::Status PadKernel(KernelContext& ctx) {
     }
     std::vector<int64_t> table(static_cast<size_t>(expected.dim(a)));
     for (int64_t i = 0; i < expected.dim(a); ++i) {
-      const int64_t s = PadSource(i - begin[a], d, mode);
+      const int64_t s = PadSource(i - begin[a], d, *mode);
       table[i] = s < 0 ? -1 : s * in_strides[a];
     }
     plan.push_back(CopyAxis::Table(std::move(table)));

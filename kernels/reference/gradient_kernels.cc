@@ -1,8 +1,8 @@
 // Reference kernels of the backward ops autodiff emits (graph/ops/gradient_ops.cc):
 // ConvGradFilter, MaxPoolGrad, AveragePoolGrad, BatchNormalizationGrad,
-// LayerNormalizationGrad, GatherGrad, SliceGrad. Plain loops in double; the window
+// LayerNormalizationGrad, GatherGrad, SliceGrad, PadGrad. Plain loops in double; the window
 // geometry comes from graph/ops/conv_geometry.h and the slice arithmetic from
-// graph/ops/slice_geometry.h, the code the forward ops and their kernels use, so a
+// graph/ops/slice_geometry.h (pad_geometry.h for PadGrad), the code the forward ops and their kernels use, so a
 // gradient always walks exactly the windows and elements its forward op read.
 #include <cmath>
 #include <cstdint>
@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "graph/dtype.h"
 #include "graph/ops/conv_geometry.h"
+#include "graph/ops/pad_geometry.h"
 #include "graph/ops/slice_geometry.h"
 #include "graph/shape.h"
 #include "graph/status_macros.h"
@@ -358,6 +360,48 @@ absl::Status SliceGradKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// Each dY element added to the data element PadSource says Pad copied it from.
+absl::Status PadGradKernel(KernelContext& ctx) {
+  const Shape& data = ctx.input(1).shape();
+  const Shape& dy = ctx.input(0).shape();
+  const int rank = data.rank();
+  absl::StatusOr<PadMode> mode = ParsePadMode(ctx.GetString("mode"));
+  if (!mode.ok()) return ctx.Error(mode.status().message());
+  const std::vector<int64_t> pads = Ints(ctx.input(2));
+  std::vector<int64_t> axes;
+  if (ctx.has_input(3)) {
+    axes = Ints(ctx.input(3));
+  } else {
+    for (int a = 0; a < rank; ++a) axes.push_back(a);
+  }
+  if (pads.size() != 2 * axes.size()) return ctx.Error("pads must hold a begin and an end per axis");
+  std::vector<int64_t> begin(rank, 0);
+  for (size_t j = 0; j < axes.size(); ++j) {
+    const int64_t a = axes[j] < 0 ? axes[j] + rank : axes[j];
+    if (a < 0 || a >= rank) return ctx.Error(absl::StrCat("axis ", axes[j], " is out of range for rank ", rank));
+    begin[a] = pads[j];
+    if (dy.dim(static_cast<int>(a)) != data.dim(static_cast<int>(a)) + pads[j] + pads[j + axes.size()]) {
+      return ctx.Error(absl::StrCat("dY ", dy.ToString(), " is not data ", data.ToString(), " padded by ",
+                                    absl::StrJoin(pads, ",")));
+    }
+  }
+  const std::vector<double> dyv = ToDoubles(ctx.input(0));
+  std::vector<double> dx(static_cast<size_t>(data.num_elements()), 0.0);
+  if (!dyv.empty()) {
+    std::vector<int64_t> index(rank, 0);
+    for (size_t e = 0; e < dyv.size(); ++e, NextIndex(index, dy.dims())) {
+      int64_t offset = 0;
+      for (int a = 0; a < rank && offset >= 0; ++a) {
+        const int64_t source = PadSource(index[a] - begin[a], data.dim(a), *mode);
+        offset = source < 0 ? -1 : offset * data.dim(a) + source;
+      }
+      if (offset >= 0) dx[offset] += dyv[e];
+    }
+  }
+  StoreDoubles(dx, ctx.output(0));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterReferenceGradientKernels(KernelRegistry& registry) {
@@ -370,6 +414,7 @@ absl::Status RegisterReferenceGradientKernels(KernelRegistry& registry) {
       registry.Register("LayerNormalizationGrad", kReferenceDevice, kFloatDTypes, LayerNormalizationGradKernel));
   TSR_RETURN_IF_ERROR(registry.Register("GatherGrad", kReferenceDevice, kFloatDTypes, GatherGradKernel));
   TSR_RETURN_IF_ERROR(registry.Register("SliceGrad", kReferenceDevice, kFloatDTypes, SliceGradKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("PadGrad", kReferenceDevice, kFloatDTypes, PadGradKernel));
   return absl::OkStatus();
 }
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/dtype.h"
+#include "graph/ops/pad_geometry.h"
 #include "graph/ops/slice_geometry.h"
 #include "graph/shape.h"
 #include "graph/status_macros.h"
@@ -236,28 +237,11 @@ absl::Status SliceKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
-// Where an out-of-range coordinate `i` of an axis of size `d` reads from, by mode:
-// -1 for the constant value. Coordinates are relative to the uncropped input, so
-// negative pads crop after padding (as numpy.pad followed by slicing would).
-int64_t PadSource(int64_t i, int64_t d, const std::string& mode) {
-  if (i >= 0 && i < d) return i;
-  if (mode == "constant" || d == 0) return -1;
-  if (mode == "edge") return i < 0 ? 0 : d - 1;
-  if (mode == "wrap") return ((i % d) + d) % d;
-  // reflect: mirror around the edge elements, period 2 * (d - 1).
-  if (d == 1) return 0;
-  const int64_t period = 2 * (d - 1);
-  const int64_t m = ((i % period) + period) % period;
-  return m < d ? m : period - m;
-}
-
 absl::Status PadKernel(KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
   const int rank = in.shape().rank();
-  const std::string mode = ctx.GetString("mode");
-  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
-    return ctx.Error(absl::StrCat("unknown mode '", mode, "' (known: constant, reflect, edge, wrap)"));
-  }
+  const absl::StatusOr<PadMode> mode = ParsePadMode(ctx.GetString("mode"));
+  if (!mode.ok()) return ctx.Error(mode.status().message());
   const std::vector<int64_t> pads = ctx.input(1).ToInt64Vector();
   std::vector<int64_t> raw_axes;
   if (ctx.has_input(3)) {
@@ -281,11 +265,12 @@ absl::Status PadKernel(KernelContext& ctx) {
     }
     const int64_t d = in.shape().dim(axes[j]);
     const int64_t max_pad = std::max(pads[j], pads[j + n]);
-    if (mode == "reflect" && max_pad > 0 && max_pad >= d) {
+    if (*mode == PadMode::kReflect && max_pad > 0 && max_pad >= d) {
       return ctx.Error(absl::StrCat("reflect padding of ", max_pad, " on axis ", axes[j], " needs pads < ", d));
     }
-    if (mode != "constant" && max_pad > 0 && d == 0) {
-      return ctx.Error(absl::StrCat(mode, " padding needs a non-empty axis but axis ", axes[j], " is empty"));
+    if (*mode != PadMode::kConstant && max_pad > 0 && d == 0) {
+      return ctx.Error(
+          absl::StrCat(ctx.GetString("mode"), " padding needs a non-empty axis but axis ", axes[j], " is empty"));
     }
   }
   TSR_RETURN_IF_ERROR(CheckOutputShape(ctx, 0, expected));
@@ -302,7 +287,7 @@ absl::Status PadKernel(KernelContext& ctx) {
   CopyByIndex(in, ctx.output(0), fill.data(), [&](const std::vector<int64_t>& index) -> int64_t {
     int64_t offset = 0;
     for (int a = 0; a < rank; ++a) {
-      const int64_t i = PadSource(index[a] - begin[a], in.shape().dim(a), mode);
+      const int64_t i = PadSource(index[a] - begin[a], in.shape().dim(a), *mode);
       if (i < 0) return -1;
       offset += i * in_strides[a];
     }

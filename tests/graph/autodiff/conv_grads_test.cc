@@ -1,4 +1,5 @@
 // Conv's gradients (input through ConvTranspose, weight through ConvGradFilter, bias)
+// and ConvTranspose's (input through Conv, weight through ConvGradFilter, bias)
 // against central differences in f64: fixed cases covering every attribute (strides
 // with positions no window reaches, explicit and auto pads, dilations, groups,
 // depthwise with and without a channel multiplier, 1-D and 3-D) and randomized 2-D
@@ -26,16 +27,19 @@ struct ConvCase {
   bool bias = true;
 };
 
-void CheckConv(const ConvCase& c, uint32_t seed) {
-  SCOPED_TRACE(absl::StrCat("X", c.x.ToString(), " W", c.w.ToString()));
+// Conv's bias has W.dim(0) channels, ConvTranspose's W.dim(1) * group.
+void CheckConv(const ConvCase& c, uint32_t seed, const std::string& op = "Conv") {
+  SCOPED_TRACE(absl::StrCat(op, " X", c.x.ToString(), " W", c.w.ToString()));
   std::mt19937 rng(seed);
   std::vector<std::optional<Tensor>> inputs = {RandomF64(rng, c.x), RandomF64(rng, c.w)};
   std::vector<int> wrt = {0, 1};
   if (c.bias) {
-    inputs.push_back(RandomF64(rng, Shape({c.w.dim(0)})));
+    const auto group = c.attrs.find("group");
+    const int64_t g = group == c.attrs.end() ? 1 : group->second.i();
+    inputs.push_back(RandomF64(rng, Shape({op == "Conv" ? c.w.dim(0) : c.w.dim(1) * g})));
     wrt.push_back(2);
   }
-  ExpectGradientsMatchNumeric(GradCheck{"Conv", inputs, c.attrs, wrt}, seed);
+  ExpectGradientsMatchNumeric(GradCheck{op, inputs, c.attrs, wrt}, seed);
 }
 
 AttrValue Ints(std::vector<int64_t> v) { return AttrValue::Ints(std::move(v)); }
@@ -89,6 +93,31 @@ TEST(ConvGradsTest, RandomizedTwoDimensional) {
                               ",", dilations[1], " pads=", pads[0], ",", pads[1], ",", pads[2], ",", pads[3]));
     CheckConv(cc, seed);
   }
+}
+
+// ConvTranspose: W is [C, M/group, k...].
+TEST(ConvGradsTest, ConvTransposeEveryAttribute) {
+  const std::vector<ConvCase> cases = {
+      {{2, 3, 4, 4}, {3, 2, 3, 3}, {}},
+      {{1, 2, 3, 4}, {2, 3, 2, 2}, {{"strides", Ints({2, 2})}}, /*bias=*/false},
+      {{1, 2, 4, 3}, {2, 2, 3, 2}, {{"strides", Ints({2, 3})}, {"pads", Ints({1, 0, 1, 1})}}},
+      // output_padding: trailing positions only the bias reaches.
+      {{1, 1, 3, 3}, {1, 2, 3, 3}, {{"strides", Ints({3, 2})}, {"output_padding", Ints({2, 1})}}},
+      {{1, 2, 4, 4}, {2, 2, 2, 3}, {{"dilations", Ints({2, 1})}, {"pads", Ints({1, 1, 1, 1})}}},
+      {{2, 4, 3, 3}, {4, 3, 3, 3}, {{"group", AttrValue::Int(2)}, {"strides", Ints({2, 2})}}},
+      {{1, 3, 4, 4}, {3, 1, 3, 3}, {{"group", AttrValue::Int(3)}, {"pads", Ints({1, 1, 1, 1})}}},
+      {{1, 2, 3, 3}, {2, 2, 3, 3}, {{"auto_pad", AttrValue::String("SAME_UPPER")}, {"strides", Ints({2, 2})}}},
+      {{1, 2, 3, 2}, {2, 2, 2, 3}, {{"auto_pad", AttrValue::String("SAME_LOWER")}, {"strides", Ints({2, 3})}}},
+      // output_shape: smaller than the full window (pads derived) and larger (the
+      // extra positions only get the bias, a stride or more of them).
+      {{1, 2, 3, 3}, {2, 2, 3, 3}, {{"strides", Ints({2, 2})}, {"output_shape", Ints({6, 5})}}},
+      {{1, 2, 3, 3}, {2, 2, 3, 3}, {{"strides", Ints({2, 1})}, {"output_shape", Ints({10, 7})}}},
+      // 1-D and 3-D.
+      {{2, 3, 5}, {3, 2, 4}, {{"strides", Ints({2})}, {"pads", Ints({1, 2})}, {"dilations", Ints({2})}}},
+      {{1, 2, 2, 3, 2}, {2, 2, 2, 2, 2}, {{"strides", Ints({2, 1, 1})}, {"pads", Ints({0, 1, 0, 1, 0, 1})}}},
+  };
+  uint32_t seed = 3000;
+  for (const ConvCase& c : cases) CheckConv(c, seed++, "ConvTranspose");
 }
 
 }  // namespace

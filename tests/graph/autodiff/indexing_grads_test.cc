@@ -1,6 +1,7 @@
 // Gradients of Gather (any axis, any index rank, repeated and negative indices),
 // Slice (positive, negative and skipping steps, subsets of axes), constant-mode Pad
-// (padding, cropping, axes, the constant itself) and Tile against central differences
+// (padding, cropping, axes, the constant itself), reflect/edge/wrap Pad, Tile,
+// GatherElements and ScatterElements ('none' and 'add') against central differences
 // in f64, on randomized values with printed seeds.
 #include <cstdint>
 #include <optional>
@@ -10,6 +11,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "graph/autodiff/gradients.h"
+#include "graph/builder/graph_builder.h"
+#include "graph/builder/ops.h"
 #include "gtest/gtest.h"
 #include "tests/graph/autodiff/gradient_check_util.h"
 
@@ -85,6 +89,67 @@ TEST(IndexingGradsTest, ConstantPad) {
     if (c.axes) inputs.push_back(Ints(*c.axes));
     ExpectGradientsMatchNumeric(GradCheck{"Pad", inputs, {}, {0, 2}}, seed++);
   }
+}
+
+// Reflect, edge and wrap copy elements several times (wrap and edge more than once
+// per side when the pad exceeds the axis); negative pads crop.
+TEST(IndexingGradsTest, ReflectEdgeWrapPad) {
+  struct Case {
+    std::string mode;
+    std::vector<int64_t> pads;
+    std::optional<std::vector<int64_t>> axes;
+  };
+  const Case cases[] = {
+      {"reflect", {2, 1, 1, 4}, std::nullopt}, {"reflect", {3, 0}, std::vector<int64_t>{0}},
+      {"edge", {2, 3, 0, 1}, std::nullopt},    {"edge", {4, -1}, std::vector<int64_t>{-1}},
+      {"wrap", {5, 2, 1, 7}, std::nullopt},    {"wrap", {-1, 2, 1, -2}, std::nullopt},
+      {"reflect", {0, 0, 0, 0}, std::nullopt},
+  };
+  uint32_t seed = 5250;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.mode);
+    std::mt19937 rng(seed);
+    std::vector<std::optional<Tensor>> inputs = {RandomF64(rng, {4, 5}), Ints(c.pads), std::nullopt};
+    if (c.axes) inputs.push_back(Ints(*c.axes));
+    ExpectGradientsMatchNumeric(GradCheck{"Pad", inputs, {{"mode", AttrValue::String(c.mode)}}, {0}}, seed++);
+  }
+}
+
+TEST(IndexingGradsTest, GatherElementsAndScatterElements) {
+  uint32_t seed = 5400;
+  std::mt19937 rng(seed);
+  // Repeated and negative indices along each axis.
+  const Tensor rows = Tensor::FromVector<int64_t>(Shape({2, 3}), {0, -1, 2, 2, 0, 2});
+  const Tensor cols = Tensor::FromVector<int32_t>(Shape({3, 2}), {1, 1, -3, 0, 2, 1});
+  ExpectGradientsMatchNumeric({"GatherElements", {RandomF64(rng, {3, 3}), rows}, {{"axis", AttrValue::Int(0)}}, {0}},
+                              seed++);
+  ExpectGradientsMatchNumeric({"GatherElements", {RandomF64(rng, {3, 3}), cols}, {{"axis", AttrValue::Int(-1)}}, {0}},
+                              seed++);
+  // 'none' with distinct indices per column (repeats are undefined in ONNX), 'add'
+  // with repeats.
+  const Tensor distinct = Tensor::FromVector<int64_t>(Shape({2, 3}), {0, 2, 1, 2, 0, 0});
+  ExpectGradientsMatchNumeric({"ScatterElements",
+                               {RandomF64(rng, {3, 3}), distinct, RandomF64(rng, {2, 3})},
+                               {{"axis", AttrValue::Int(0)}},
+                               {0, 2}},
+                              seed++);
+  ExpectGradientsMatchNumeric({"ScatterElements",
+                               {RandomF64(rng, {3, 3}), cols, RandomF64(rng, {3, 2})},
+                               {{"axis", AttrValue::Int(1)}, {"reduction", AttrValue::String("add")}},
+                               {0, 2}},
+                              seed++);
+}
+
+TEST(IndexingGradsTest, ScatterElementsMulHasNoGradient) {
+  GraphBuilder b;
+  Output data = b.Input("data", DType::kF64, {2, 2});
+  Output updates = b.Input("updates", DType::kF64, {1, 2});
+  Output y = ops::ScatterElements(b, data, ops::Const(b, Tensor::FromVector<int64_t>(Shape({1, 2}), {0, 1})), updates,
+                                  0, "mul");
+  Gradients(b, ops::ReduceSum(b, y, std::vector<int64_t>{}, false), {data});
+  absl::StatusOr<Graph> g = b.Finish();
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.status().message().find("reduction 'mul' has no gradient"), std::string::npos) << g.status();
 }
 
 TEST(IndexingGradsTest, Tile) {

@@ -133,12 +133,24 @@ TEST(OpGradientsTest, Reductions) {
   };
   const Case cases[] = {{{1}, 1}, {{1}, 0}, {{0, 2}, 0}, {{-1}, 1}, {{}, 0}, {{}, 1}};
   uint32_t seed = 600;
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL2"}) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceL2", "ReduceProd"}) {
     for (const Case& rc : cases) {
       std::mt19937 rng(seed);
       std::vector<std::optional<Tensor>> inputs = {RandomF64(rng, {3, 4, 5})};
       if (!rc.axes.empty()) inputs.push_back(Ints(Shape({static_cast<int64_t>(rc.axes.size())}), rc.axes));
       ExpectGradientsMatchNumeric({op, inputs, {{"keepdims", AttrValue::Int(rc.keepdims)}}, {0}}, seed++);
+    }
+  }
+  // ReduceProd with one zero in a reduced group (its gradient is the others'
+  // product) and with two (all zero), which dividing the product by x gets wrong.
+  {
+    std::mt19937 rng(seed);
+    Tensor x = RandomF64(rng, {3, 4});
+    x.flat<double>()[1] = 0;                        // row 0: one zero
+    x.flat<double>()[5] = x.flat<double>()[6] = 0;  // row 1: two zeros
+    for (const std::vector<int64_t>& axes : {std::vector<int64_t>{1}, std::vector<int64_t>{0}}) {
+      ExpectGradientsMatchNumeric({"ReduceProd", {x, Ints(Shape({1}), axes)}, {{"keepdims", AttrValue::Int(0)}}, {0}},
+                                  seed++);
     }
   }
   // noop_with_empty_axes: the identity.

@@ -175,5 +175,24 @@ TEST(SliceGradTest, Errors) {
                         "SliceGrad", "repeats axis 0"));
 }
 
+TEST(PadGradTest, ProducesDataShapeAndChecksDY) {
+  const Tensor pads = Tensor::FromVector<int64_t>(Shape({4}), {2, 1, 0, 3});
+  const AttrMap reflect = {{"mode", AttrValue::String("reflect")}};
+  EXPECT_THAT(Infer1("PadGrad", {F32({5, 8}), F32({3, 4}), I64({4})}, reflect, {nullptr, nullptr, &pads}),
+              Yields(F32({3, 4})));
+  const Tensor last = Tensor::FromVector<int64_t>(Shape({2}), {1, 1});
+  const Tensor axis = Tensor::FromVector<int64_t>(Shape({1}), {-1});
+  EXPECT_THAT(
+      Infer1("PadGrad", {F32({kN, 6}), F32({kN, 4}), I64({2}), I64({1})}, reflect, {nullptr, nullptr, &last, &axis}),
+      Yields(F32({kN, 4})));
+  EXPECT_TRUE(FailsWith(Infer1("PadGrad", {F32({6, 6}), F32({3, 4}), I64({4})}, reflect, {nullptr, nullptr, &pads}),
+                        "PadGrad", "input 0 ('dY') has shape [6,6]"));
+  EXPECT_TRUE(FailsWith(Infer1("PadGrad", {F32({5, 8}), F32({3, 4}), I64({4})}, {{"mode", AttrValue::String("mirror")}},
+                               {nullptr, nullptr, &pads}),
+                        "PadGrad", "unknown mode 'mirror'"));
+  EXPECT_TRUE(FailsWith(Infer1("PadGrad", {F32({6, 7}), F32({3, 4}), I64({2})}, reflect, {nullptr, nullptr, &last}),
+                        "PadGrad", "padded axes need 4"));
+}
+
 }  // namespace
 }  // namespace tsr

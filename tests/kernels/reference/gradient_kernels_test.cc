@@ -1,7 +1,8 @@
 // Reference kernels of the backward ops (kernels/reference/gradient_kernels.cc):
 // hand-computed ConvGradFilter, MaxPoolGrad (first maximum wins a tie),
 // AveragePoolGrad (both count_include_pad divisors), GatherGrad (repeated and
-// negative indices accumulate; out-of-range fails), SliceGrad (negative steps), the
+// negative indices accumulate; out-of-range fails), SliceGrad (negative steps),
+// PadGrad (each mode folds the padding back; a dY of the wrong shape fails), the
 // invariants of the normalization backward, and f32 agreeing with f64 for every op.
 #include <cmath>
 #include <cstdint>
@@ -98,6 +99,27 @@ TEST(SliceGradKernelTest, NegativeStep) {
              {0, 1, 0, 0, 2, 0}, kTol);
 }
 
+TEST(PadGradKernelTest, FoldsThePaddingBack) {
+  const Tensor data = F64({3}, {0, 0, 0});
+  // Pad [a b c] by (2, 1): reflect [c b | a b c | b], edge [a a | a b c | c],
+  // wrap [b c | a b c | a], constant [0 0 | a b c | 0].
+  const Tensor dy = F64({6}, {1, 2, 3, 4, 5, 6});
+  auto pad_grad = [&](const char* mode) {
+    return RunOne("PadGrad", {dy, data, I64s({2, 1})}, {{"mode", AttrValue::String(mode)}});
+  };
+  ExpectNear(pad_grad("reflect"), {3, 2 + 4 + 6, 1 + 5}, kTol);
+  ExpectNear(pad_grad("edge"), {1 + 2 + 3, 4, 5 + 6}, kTol);
+  ExpectNear(pad_grad("wrap"), {3 + 6, 1 + 4, 2 + 5}, kTol);
+  ExpectNear(pad_grad("constant"), {3, 4, 5}, kTol);
+  // Two axes, only the last padded (axes input), with a crop at its end.
+  const Tensor grid = F64({2, 2}, {0, 0, 0, 0});
+  ExpectNear(RunOne("PadGrad", {F64({2, 2}, {1, 2, 3, 4}), grid, I64s({1, -1}), I64s({-1})},
+                    {{"mode", AttrValue::String("edge")}}),
+             {1 + 2, 0, 3 + 4, 0}, kTol);
+  absl::StatusOr<std::vector<Tensor>> bad = RunOp("PadGrad", {F64({5}, {1, 2, 3, 4, 5}), data, I64s({2, 1})});
+  EXPECT_FALSE(bad.ok());
+}
+
 // With epsilon = 0: dX sums to 0 and is orthogonal to Normalized over every
 // normalized group (dX removes G's components along 1 and Normalized), and Normalized
 // has mean 0.
@@ -156,6 +178,9 @@ TEST(GradientKernelsTest, F32AgreesWithF64) {
        {Random({4, 3}, rng), Tensor::FromVector<int64_t>(Shape({3}), {1, 1, -1}), Random({4, 2}, rng)},
        {{"axis", AttrValue::Int(1)}}},
       {"SliceGrad", {Random({2, 3}, rng), Random({5, 3}, rng), I64s({0}), I64s({4}), std::nullopt, I64s({2})}, {}},
+      {"PadGrad",
+       {Random({6, 4}, rng), Random({3, 2}, rng), I64s({2, 1, 1, 1})},
+       {{"mode", AttrValue::String("reflect")}}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.op);
