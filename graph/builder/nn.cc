@@ -178,8 +178,15 @@ Output BatchNorm(GraphBuilder& b, Output x, const BatchNormOptions& options) {
                                : ops::Fill(b, dtype, channels, 0.0);
   Output mean = ops::Variable(b, "moving_mean", dtype, channels, {.initializer = "zeros", .trainable = false});
   Output variance = ops::Variable(b, "moving_variance", dtype, channels, {.initializer = "ones", .trainable = false});
-  return ops::BatchNormalization(b, x, gamma, beta, mean, variance,
-                                 {.epsilon = options.epsilon, .momentum = options.momentum});
+  const ops::BatchNormalizationOptions bn = {.epsilon = options.epsilon, .momentum = options.momentum};
+  Output inference = ops::BatchNormalization(b, x, gamma, beta, mean, variance, bn);
+  if (!options.training_mode.valid()) return inference;
+  // Both forms, selected by the flag at run time (the inference form is cheap; a
+  // compiler specializing on the flag drops the unused one).
+  std::vector<Output> training = ops::BatchNormalizationTraining(b, x, gamma, beta, mean, variance, bn);
+  ops::Assign(b, mean, training[1], "update_moving_mean");
+  ops::Assign(b, variance, training[2], "update_moving_variance");
+  return ops::Where(b, options.training_mode, training[0], inference);
 }
 
 Output LayerNorm(GraphBuilder& b, Output x, const LayerNormOptions& options) {

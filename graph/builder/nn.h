@@ -56,10 +56,15 @@ struct BatchNormOptions {
   double epsilon = 1e-3;
   bool center = true;  // learn an offset (beta)
   bool scale = true;   // learn a scale (gamma)
-  std::string name;    // empty: "batch_normalization", ...
+  // A bool scalar (TrainingFlag) deciding at run time: when true the layer normalizes
+  // with the batch statistics and its "update_moving_mean"/"update_moving_variance"
+  // Assign nodes (which a Trainer runs with every training step) blend them into the
+  // moving ones; when false it uses the moving statistics. Unset: always the latter.
+  Output training_mode;
+  std::string name;  // empty: "batch_normalization", ...
 };
-// Normalizes over channel axis 1 with the moving statistics: gamma and beta are
-// trainable [C] variables, moving_mean and moving_variance non-trainable ones.
+// Normalizes over channel axis 1: gamma and beta are trainable [C] variables,
+// moving_mean and moving_variance non-trainable ones (see training_mode).
 Output BatchNorm(GraphBuilder& b, Output x, const BatchNormOptions& options = {});
 
 struct LayerNormOptions {

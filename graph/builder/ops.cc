@@ -260,6 +260,10 @@ Output Dropout(GraphBuilder& b, Output x, const DropoutOptions& options, absl::s
 
 // ---- Matrix products and convolutions ------------------------------------------
 
+Output Assign(GraphBuilder& b, Output variable, Output value, absl::string_view name) {
+  return b.Op1("Assign", {variable, value}, {}, name);
+}
+
 Output MatMul(GraphBuilder& b, Output a, Output w, absl::string_view name) { return Binary(b, "MatMul", a, w, name); }
 
 Output Gemm(GraphBuilder& b, Output a, Output w, Output c, const GemmOptions& options, absl::string_view name) {
@@ -342,6 +346,18 @@ Output BatchNormalization(GraphBuilder& b, Output x, Output scale, Output bias, 
   attrs["epsilon"] = AttrValue::Float(options.epsilon);
   attrs["momentum"] = AttrValue::Float(options.momentum);
   return b.Op1("BatchNormalization", {x, scale, bias, mean, variance}, std::move(attrs), name);
+}
+
+std::vector<Output> BatchNormalizationTraining(GraphBuilder& b, Output x, Output scale, Output bias, Output mean,
+                                               Output variance, const BatchNormalizationOptions& options,
+                                               absl::string_view name) {
+  AttrMap attrs;
+  attrs["epsilon"] = AttrValue::Float(options.epsilon);
+  attrs["momentum"] = AttrValue::Float(options.momentum);
+  attrs["training_mode"] = AttrValue::Int(1);
+  std::vector<Output> out = b.Op("BatchNormalization", {x, scale, bias, mean, variance}, std::move(attrs), name);
+  out.resize(3);
+  return out;
 }
 
 Output LayerNormalization(GraphBuilder& b, Output x, Output scale, Output bias,

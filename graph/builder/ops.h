@@ -64,6 +64,9 @@ Output Variable(GraphBuilder& b, absl::string_view name, DType dtype, tsr::Shape
                 const VariableOptions& options = {});
 
 Output Identity(GraphBuilder& b, Output x, absl::string_view name = {});
+// Gives `variable` (a Variable's output) the value `value` when the node runs (as a
+// Session::Run target); returns the new value.
+Output Assign(GraphBuilder& b, Output variable, Output value, absl::string_view name = {});
 
 // ---- Elementwise ---------------------------------------------------------------
 
@@ -214,6 +217,11 @@ struct BatchNormalizationOptions {
 // Inference form: normalizes with the given running mean and variance.
 Output BatchNormalization(GraphBuilder& b, Output x, Output scale, Output bias, Output mean, Output variance,
                           const BatchNormalizationOptions& options = {}, absl::string_view name = {});
+// Training form: normalizes with the batch statistics; returns {Y, running_mean,
+// running_var} with running = input * momentum + batch * (1 - momentum).
+std::vector<Output> BatchNormalizationTraining(GraphBuilder& b, Output x, Output scale, Output bias, Output mean,
+                                               Output variance, const BatchNormalizationOptions& options = {},
+                                               absl::string_view name = {});
 
 struct LayerNormalizationOptions {
   int64_t axis = -1;

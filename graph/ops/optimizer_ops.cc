@@ -11,6 +11,7 @@
 //                   p -= lr (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)
 //   RMSPropUpdate:  g' = g + wd p; s = rho s + (1-rho) g'^2; p -= lr g' / (sqrt(s) + eps)
 //   Increment:      n + 1 (the global step counter)
+//   Assign:         value (e.g. BatchNormalization's updated running statistics)
 // The learning rate is a scalar input (fed per step, so any schedule works); Adam's
 // `step` input is the number of steps taken before this one.
 #include <cstdint>
@@ -98,6 +99,15 @@ absl::Status InferIncrement(InferenceContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status InferAssign(InferenceContext& ctx) {
+  if (ctx.input(1) != ctx.input(0)) {
+    return ctx.Error(absl::StrCat("input 1 ('value') is ", ctx.input(1).ToString(), " but the variable is ",
+                                  ctx.input(0).ToString(), "; they must match"));
+  }
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
 // Elements of the parameter times a small per-method cost.
 FlopsFn UpdateFlops(int64_t per_element) {
   return [per_element](const InferenceContext& ctx) { return per_element * OutputElements(ctx); };
@@ -175,6 +185,15 @@ absl::Status RegisterOptimizerOps(OpRegistry& registry) {
                                             .Attr("weight_decay", AttrType::kFloat, AttrValue::Float(0.0))
                                             .Infer(InferRmsProp)
                                             .Flops(UpdateFlops(7))
+                                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("Assign")
+                                            .Summary("Gives the Variable at input 0 the value of input 1.")
+                                            .Input("variable", "T")
+                                            .Input("value", "T")
+                                            .Output("new_value", "T")
+                                            .UpdatesVariable(0)
+                                            .TypeConstraint("T", kAllDTypes)
+                                            .Infer(InferAssign)
                                             .Build()));
   TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("Increment")
                                             .Summary("n + 1: advances a step counter Variable.")

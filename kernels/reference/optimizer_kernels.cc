@@ -3,7 +3,9 @@
 // They write new tensors; the executor makes them the Variables' values.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
+#include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "kernels/kernel.h"
 #include "kernels/reference/convert.h"
@@ -110,6 +112,17 @@ absl::Status IncrementKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status AssignKernel(KernelContext& ctx) {
+  const Tensor& value = ctx.input(1);
+  Tensor& out = ctx.output(0);
+  if (out.dtype() != value.dtype() || out.shape() != value.shape()) {
+    return ctx.Error(
+        absl::StrCat("the value ", value.type().ToString(), " does not fit the output ", out.type().ToString()));
+  }
+  if (value.num_bytes() > 0) std::memcpy(out.raw_data(), value.raw_data(), value.num_bytes());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterReferenceOptimizerKernels(KernelRegistry& registry) {
@@ -121,6 +134,7 @@ absl::Status RegisterReferenceOptimizerKernels(KernelRegistry& registry) {
                                        [](auto tag) -> KernelFn { return AdamKernel<decltype(tag)>; }));
   TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "RMSPropUpdate", FloatTypes{},
                                        [](auto tag) -> KernelFn { return RmsPropKernel<decltype(tag)>; }));
+  TSR_RETURN_IF_ERROR(registry.Register("Assign", kReferenceDevice, kAllDTypes, AssignKernel));
   TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "Increment", reference::TypeList<int32_t, int64_t>{},
                                        [](auto tag) -> KernelFn { return IncrementKernel<decltype(tag)>; }));
   return absl::OkStatus();

@@ -86,6 +86,12 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(Graph model, TrainerOpt
   trainer->options_ = std::move(options);
   if (trainer->options_.out == nullptr) trainer->options_.out = &std::cerr;
 
+  // The model's own variable updates (e.g. BatchNorm's moving statistics) run with
+  // every training step, beside the optimizer's.
+  std::vector<std::string> model_updates;
+  for (const Node* node : model.nodes()) {
+    if (node->op_def() != nullptr && !node->op_def()->variable_updates.empty()) model_updates.push_back(node->name());
+  }
   const Node* flag = model.FindNode(nn::kTrainingFlagName);
   trainer->has_training_flag_ = flag != nullptr && flag->op() == "Placeholder";
   GraphBuilder b(std::move(model));
@@ -93,6 +99,7 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(Graph model, TrainerOpt
   trainer->loss_dtype_ = loss_out.dtype();
   TrainingOps train = Minimize(b, loss_out, TrainableVariables(b), trainer->options_.optimizer);
   trainer->update_nodes_ = train.update_nodes;
+  trainer->update_nodes_.insert(trainer->update_nodes_.end(), model_updates.begin(), model_updates.end());
   absl::StatusOr<Graph> graph = b.Finish();
   if (!graph.ok()) {
     return absl::Status(graph.status().code(), absl::StrCat("building the training graph: ", graph.status().message()));

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "graph/builder/ops.h"
 #include "gtest/gtest.h"
+#include "runtime/session.h"
 
 namespace tsr {
 namespace {
@@ -157,6 +158,42 @@ TEST(BatchNormTest, VariablesAndMovingStatistics) {
   EXPECT_NE(b.graph().FindNode("batch_normalization_1/moving_mean"), nullptr);
   EXPECT_EQ(CountOp(b, "Variable"), 6);
   EXPECT_TRUE(b.Finish().ok());
+}
+
+// With a training flag: true normalizes by the batch statistics and the Assign nodes
+// blend them into the moving ones; false normalizes by the moving statistics.
+TEST(BatchNormTest, TrainingFlagSelectsBatchStatisticsAndUpdatesMovingOnes) {
+  GraphBuilder b;
+  Output x = b.Input("x", DType::kF32, {kBatchDim, 2, 3});
+  Output training = nn::TrainingFlag(b);
+  b.MarkOutput("y", nn::BatchNorm(b, x, {.momentum = 0.75, .epsilon = 1e-3, .training_mode = training}));
+  absl::StatusOr<Graph> g = b.Finish();
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(*std::move(g), {.device = "reference"});
+  ASSERT_TRUE(session.ok()) << session.status();
+  // Channel 0 holds 1..6 (mean 3.5, variance 35/12), channel 1 holds 10 everywhere.
+  const Tensor batch = Tensor::FromVector<float>(Shape({2, 2, 3}), {1, 2, 3, 10, 10, 10, 4, 5, 6, 10, 10, 10});
+  absl::StatusOr<std::vector<Tensor>> out = (*session)->Run(
+      {{"x", batch}, {"training", Tensor::Scalar(true)}}, {"y"},
+      RunOptions{.targets = {"batch_normalization/update_moving_mean", "batch_normalization/update_moving_variance"}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  const float sd = std::sqrt(35.0f / 12.0f + 1e-3f);
+  EXPECT_NEAR((*out)[0].flat<float>()[0], (1 - 3.5f) / sd, 1e-5);
+  EXPECT_NEAR((*out)[0].flat<float>()[8], (6 - 3.5f) / sd, 1e-5);
+  EXPECT_NEAR((*out)[0].flat<float>()[3], 0.0f, 1e-5);
+  absl::StatusOr<Tensor> mean = (*session)->GetVariable("batch_normalization/moving_mean");
+  ASSERT_TRUE(mean.ok()) << mean.status();
+  EXPECT_NEAR(mean->flat<float>()[0], 0.25f * 3.5f, 1e-6);
+  EXPECT_NEAR(mean->flat<float>()[1], 0.25f * 10.0f, 1e-6);
+  // Inference: (x - moving_mean) / sqrt(moving_variance).
+  absl::StatusOr<Tensor> variance = (*session)->GetVariable("batch_normalization/moving_variance");
+  ASSERT_TRUE(variance.ok()) << variance.status();
+  out = (*session)->Run({{"x", batch}, {"training", Tensor::Scalar(false)}}, {"y"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  EXPECT_NEAR((*out)[0].flat<float>()[0], (1 - mean->flat<float>()[0]) / std::sqrt(variance->flat<float>()[0] + 1e-3f),
+              1e-5);
+  EXPECT_NEAR((*out)[0].flat<float>()[3], (10 - mean->flat<float>()[1]) / std::sqrt(variance->flat<float>()[1] + 1e-3f),
+              1e-5);
 }
 
 TEST(LayerNormTest, ParametersCoverTheNormalizedDims) {

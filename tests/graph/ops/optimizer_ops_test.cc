@@ -25,6 +25,8 @@ TEST(OptimizerOpsTest, OutputsHaveTheParameterType) {
             "f64[2], f64[2], f64[2]");
   EXPECT_EQ(Str(Infer("RMSPropUpdate", {F32({}), F32({}), F32({}), F32({})})), "f32[], f32[]");
   EXPECT_EQ(Str(Infer("Increment", {I64({})})), "i64[]");
+  EXPECT_EQ(Str(Infer("Assign", {F32({3, 2}), F32({3, 2})})), "f32[3,2]");
+  EXPECT_EQ(Str(Infer("Assign", {I64({}), I64({})})), "i64[]");
 }
 
 TEST(OptimizerOpsTest, MismatchesAndBadAttributesAreErrors) {
@@ -43,6 +45,8 @@ TEST(OptimizerOpsTest, MismatchesAndBadAttributesAreErrors) {
               HasSubstr("'weight_decay' is -1 but must be >= 0"));
   EXPECT_THAT(Str(Infer("Increment", {I64({2})})), HasSubstr("scalar"));
   EXPECT_THAT(Str(Infer("Increment", {F32({})})), HasSubstr("f32"));
+  EXPECT_THAT(Str(Infer("Assign", {F32({3}), F32({2})})),
+              HasSubstr("input 1 ('value') is f32[2] but the variable is f32[3]"));
 }
 
 TEST(OptimizerOpsTest, VerifierRequiresUpdatesOfVariablesByOneNode) {

@@ -12,6 +12,9 @@
 
 #include "examples/models.h"
 #include "gmock/gmock.h"
+#include "graph/builder/graph_builder.h"
+#include "graph/builder/nn.h"
+#include "graph/builder/ops.h"
 #include "gtest/gtest.h"
 #include "runtime/summary/summary_writer.h"
 
@@ -161,6 +164,35 @@ TEST(TrainerTest, DropoutActsOnlyInTraining) {
   absl::StatusOr<Tensor> b = (*dropped)->session().GetVariable("dense/kernel");
   ASSERT_TRUE(a.ok() && b.ok()) << a.status() << b.status();
   EXPECT_FALSE(a->BitwiseEquals(*b));
+}
+
+// A model with BatchNorm on the training flag: the Trainer runs its moving-statistics
+// updates with every step (they move away from their initial 0 / 1), and evaluation,
+// on the moving statistics, still classifies well.
+TEST(TrainerTest, RunsTheModelsOwnUpdatesLikeBatchNormStatistics) {
+  GraphBuilder b;
+  Output x = b.Input("image", DType::kF32, {kBatchDim, 8});
+  Output training = nn::TrainingFlag(b);
+  x = nn::Dense(b, x, 16);
+  x = ops::Relu(b, nn::BatchNorm(b, x, {.momentum = 0.9, .training_mode = training}));
+  Output logits = nn::Dense(b, x, 3, {.name = "logits"});
+  b.MarkOutput("logits", logits);
+  Output labels = b.Input("labels", DType::kI64, {kBatchDim});
+  b.MarkOutput("loss", ops::SoftmaxCrossEntropyLoss(b, logits, labels, {}, "loss"));
+  absl::StatusOr<Graph> model = b.Finish();
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<std::unique_ptr<Trainer>> trainer = Trainer::Create(
+      *std::move(model), {.epochs = 3, .batch_size = 16, .learning_rate = 0.05, .seed = 4, .progress = false});
+  ASSERT_TRUE(trainer.ok()) << trainer.status();
+  absl::StatusOr<TrainResult> result = (*trainer)->Fit(Clusters(400, 1), Clusters(200, 2));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_GT(result->epochs.back().eval.accuracy, 0.95);
+  absl::StatusOr<Tensor> mean = (*trainer)->session().GetVariable("batch_normalization/moving_mean");
+  absl::StatusOr<Tensor> variance = (*trainer)->session().GetVariable("batch_normalization/moving_variance");
+  ASSERT_TRUE(mean.ok() && variance.ok());
+  int moved = 0;
+  for (int64_t c = 0; c < 16; ++c) moved += mean->flat<float>()[c] != 0.0f && variance->flat<float>()[c] != 1.0f;
+  EXPECT_GT(moved, 8);
 }
 
 TEST(TrainerTest, RefusesModelsWithoutATrainingHeadAndBadOptions) {
