@@ -13,6 +13,10 @@ absl::Status RegisterCpuMatMulKernels(KernelRegistry& registry);
 // Conv (f32)
 absl::Status RegisterCpuConvKernels(KernelRegistry& registry);
 absl::Status RegisterCpuConvGradKernels(KernelRegistry& registry);
+absl::Status RegisterCpuConvTransposeKernels(KernelRegistry& registry);
+absl::Status RegisterCpuPoolGradKernels(KernelRegistry& registry);
+absl::Status RegisterCpuNormalizationGradKernels(KernelRegistry& registry);
+absl::Status RegisterCpuIndexingGradKernels(KernelRegistry& registry);
 // MaxPool, AveragePool, GlobalAveragePool (f32)
 absl::Status RegisterCpuPoolKernels(KernelRegistry& registry);
 // arithmetic, comparison, unary math, Clip, Where (f32)

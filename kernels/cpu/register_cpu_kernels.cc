@@ -11,6 +11,10 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterCpuMatMulKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuConvKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuConvGradKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuConvTransposeKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuPoolGradKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuNormalizationGradKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuIndexingGradKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuPoolKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuElementwiseKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuActivationKernels(registry));
