@@ -327,11 +327,17 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(const RunRequest& request) {
   state.start = std::chrono::steady_clock::now();
   if (!ready.empty()) {
     state.inflight = static_cast<int>(ready.size());
-    for (size_t i = 1; i < ready.size(); ++i) {
+    // Every chain runs on the pool's workers while the caller waits, so the pool's
+    // size is the number of threads running kernels (a caller taking chains too,
+    // with its ParallelFors, would be one more). Only a caller that is itself one of
+    // the workers runs its first chain inline, or a one-thread pool would deadlock.
+    ThreadPool& pool = device_.thread_pool();
+    const bool caller_is_worker = pool.CurrentThreadId() != 0;
+    for (size_t i = caller_is_worker ? 1 : 0; i < ready.size(); ++i) {
       const int id = ready[i];
-      device_.thread_pool().Schedule([this, &state, id] { RunChain(state, id); });
+      pool.Schedule([this, &state, id] { RunChain(state, id); });
     }
-    RunChain(state, ready[0]);
+    if (caller_is_worker) RunChain(state, ready[0]);
     std::unique_lock<std::mutex> lock(state.mu);
     state.cv.wait(lock, [&] { return state.inflight == 0; });
   }
