@@ -4,7 +4,11 @@
 // ThreadPool) against oneDNN's convolution_forward / pooling_forward in the same
 // run, at 1 and 2 threads. Each benchmark reports GFLOP/s over wall time and GFLOP
 // per process CPU-second ("GFLOP/cpu_s": robust on a shared machine); after the run
-// tables of medians over the repetitions give both Tessera / oneDNN ratios.//
+// tables of medians over the repetitions give both Tessera / oneDNN ratios.
+// The flops are the direct convolution's for both libraries, so for the layers
+// Tessera runs with Winograd (3x3 stride 1: kernels/cpu/conv_winograd.h) its rates
+// are effective ones -- time to solution, not arithmetic done.
+//
 // The comparison favours oneDNN in one respect, on purpose (it is what a user
 // of it does): oneDNN picks its preferred blocked layouts (format_tag::any) for
 // source, weights and destination, and the reorders into them are done once,

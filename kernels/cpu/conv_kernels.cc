@@ -2,8 +2,11 @@
 // strided, dilated, padded, optional bias). The algorithm is picked per shape:
 //   - depthwise (group == input channels, 1-D or 2-D): a direct kernel
 //     (conv_depthwise.h), since a GEMM would have a single row per group;
+//   - 3x3, stride 1, undilated, ungrouped 2-D with enough channels, at AVX2 and
+//     above: Winograd (conv_winograd.h), which needs 2.25x to 4x fewer multiplies;
 //   - 1x1, stride 1, no padding: the input of each image and group already is the
 //     [C/group, pixels] matrix, so one Sgemm on it directly, with no copy;
+//   - 1x1, strided, no padding: the input subsampled into that matrix, then Sgemm;
 //   - otherwise an implicit GEMM: Sgemm's B panels are packed by im2col itself
 //     (conv_im2col.h's Im2ColPacker), so no column matrix is written or read back.
 // The weights of each group are packed for the GEMM once per call (SgemmPackedA) and
@@ -23,7 +26,9 @@
 #include "graph/tensor.h"
 #include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/conv_im2col.h"
+#include "kernels/cpu/conv_im2col_row.h"
 #include "kernels/cpu/conv_window.h"
+#include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
@@ -61,6 +66,13 @@ struct ConvProblem {
     }
     return true;
   }
+  // 1x1 and unpadded but strided: every output pixel reads one input pixel.
+  bool strided_pointwise() const {
+    for (int d = 0; d < 3; ++d) {
+      if (w.kernel[d] != 1 || w.pad_begin[d] != 0 || w.pad_end[d] != 0) return false;
+    }
+    return !pointwise();
+  }
 };
 
 const float* GroupInput(const ConvProblem& p, int64_t n, int64_t g) {
@@ -76,6 +88,29 @@ void RunUnit(const ConvProblem& p, const SgemmPackedA& weights, int64_t n, int64
   float* y = p.y + (n * p.out_channels + g * p.m_per_group) * pixels;
   if (p.pointwise()) {
     Sgemm(weights, false, pixels, 1.0f, GroupInput(p, n, g), pixels, 0.0f, y, pixels, options);
+  } else if (p.strided_pointwise()) {
+    // The subsampled input is only channels x pixels floats (a quarter of the input
+    // at stride 2): gathered once into a plain matrix, it is packed by Sgemm's block
+    // copies instead of im2col's per-line calls, which dominate on short output lines.
+    thread_local std::vector<float> subsampled;
+    subsampled.resize(static_cast<size_t>(p.c_per_group * pixels));
+    const float* x = GroupInput(p, n, g);
+    const bool avx2 = ActiveCpuIsa() >= CpuIsa::kAvx2;
+    float* dst = subsampled.data();
+    for (int64_t c = 0; c < p.c_per_group; ++c) {
+      const float* xc = x + c * p.w.in_size();
+      for (int64_t od = 0; od < p.w.out[0]; ++od) {
+        for (int64_t oh = 0; oh < p.w.out[1]; ++oh, dst += p.w.out[2]) {
+          const float* src = xc + (od * p.w.stride[0] * p.w.in[1] + oh * p.w.stride[1]) * p.w.in[2];
+          if (avx2) {
+            StridedCopyAvx2(src, p.w.stride[2], p.w.out[2], dst);
+          } else {
+            for (int64_t ow = 0; ow < p.w.out[2]; ++ow) dst[ow] = src[ow * p.w.stride[2]];
+          }
+        }
+      }
+    }
+    Sgemm(weights, false, pixels, 1.0f, subsampled.data(), pixels, 0.0f, y, pixels, options);
   } else {
     Sgemm(weights, Im2ColPacker(p.w, GroupInput(p, n, g)), pixels, 1.0f, 0.0f, y, pixels, options);
   }
@@ -129,6 +164,11 @@ absl::Status ConvKernel(KernelContext& ctx) {
                            p.bias != nullptr ? p.bias[m] : 0.0f, p.y + nm * pixels, isa);
       }
     });
+    return absl::OkStatus();
+  }
+
+  if (const int tile = ChooseWinogradTile(p.w, p.channels, p.out_channels, p.group); tile != 0) {
+    WinogradConv(p.w, tile, batch, p.channels, p.out_channels, p.x, p.weights, p.bias, p.y, ContextParallelFor(ctx));
     return absl::OkStatus();
   }
 

@@ -1,9 +1,9 @@
 // Tests of the cpu Conv kernel (kernels/cpu/conv_kernels.cc) against the reference
-// kernel at every ISA level: each algorithm it picks (pointwise GEMM, implicit GEMM
-// with im2col fused into the B packing over one or several GEMM blocks, weights
-// packed once and shared by every image, threads inside or across (image, group) pairs,
-// direct depthwise), every attribute (strides, dilations, explicit and asymmetric
-// pads, auto_pad, groups, bias), 1-D to 3-D, odd and zero sizes, and random shapes.
+// kernel at every ISA level: each algorithm it picks (pointwise GEMM, strided
+// pointwise GEMM on the subsampled input, implicit GEMM with im2col fused into the B
+// packing over one or several GEMM blocks, weights packed once and shared by every
+// image, threads inside or across (image, group) pairs, direct depthwise), every attribute (strides, dilations,
+// explicit and asymmetric pads, auto_pad, groups, bias), 1-D to 3-D, odd and zero sizes, and random shapes.
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -70,6 +70,17 @@ TEST_P(ConvKernelTest, Pointwise) {
   // 1x1 that still needs im2col: strided, padded.
   CheckConv({.x = {1, 17, 17, 17}, .m = 8, .kernel = {1, 1}, .strides = {2, 2}}, 5);
   CheckConv({.x = {1, 3, 5, 5}, .m = 4, .kernel = {1, 1}, .pads = {1, 0, 0, 2}}, 6);
+}
+
+// 1x1 strided without padding: the input subsampled into a plain matrix for Sgemm.
+TEST_P(ConvKernelTest, StridedPointwise) {
+  CheckConv({.x = {1, 17, 17, 17}, .m = 19, .kernel = {1, 1}, .strides = {2, 2}}, 7);
+  CheckConv({.x = {2, 9, 13, 10}, .m = 6, .kernel = {1, 1}, .group = 3, .strides = {3, 1}, .bias = false}, 8);
+  CheckConv({.x = {5, 4, 7, 9}, .m = 3, .kernel = {1, 1}, .strides = {1, 2}, .dilations = {2, 2}}, 9);  // units split
+  CheckConv({.x = {1, 5, 5, 6, 7}, .m = 4, .kernel = {1, 1, 1}, .strides = {2, 2, 3}}, 10);             // 3-D
+  CheckConv({.x = {1, 3, 21}, .m = 2, .kernel = {1}, .strides = {4}}, 11);                              // 1-D
+  // One image whose GEMM splits over the threads; rows wide enough for the vector copy.
+  CheckConv({.x = {1, 64, 40, 41}, .m = 160, .kernel = {1, 1}, .strides = {2, 2}}, 12);
 }
 
 TEST_P(ConvKernelTest, ThreeByThree) {

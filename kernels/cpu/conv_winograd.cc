@@ -1,0 +1,178 @@
+// The Winograd Conv driver: transforms the weights once per call (alpha^2 packed GEMM
+// operands shared by every image and thread), then walks each image in blocks of tile
+// rows small enough that the block's transformed input and GEMM products stay in
+// L2, in three phases split over the threads -- input transform by channel, the
+// alpha^2 GEMMs by xi, output transform (plus bias) by output channel. Each element
+// sees the same operations whatever the split, so results do not depend on it.
+#include "kernels/cpu/conv_winograd.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/conv_winograd_transform.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/gemm.h"
+
+namespace tsr {
+
+namespace {
+
+// Transformed input plus GEMM products of one block, in floats: about 1 MiB, one
+// core's L2.
+constexpr int64_t kBlockFloats = int64_t{1} << 18;
+// Padding past each row of transformed input (stored) and after the GEMM products
+// (read) in whole vectors of 8 tiles.
+constexpr int64_t kVectorPadding = 8;
+
+// Below these, ChooseWinogradTile keeps the im2col GEMM.
+constexpr int64_t kMinChannels = 16;
+constexpr int64_t kMinTiles = 40;
+
+bool Applies(const Window3d& w, int64_t group) {
+  if (group != 1 || w.kernel[0] != 1 || w.in[0] != 1 || w.out[0] != 1) return false;
+  for (int d = 1; d < 3; ++d) {
+    if (w.kernel[d] != 3 || w.stride[d] != 1 || w.dilation[d] != 1) return false;
+  }
+  return w.out[1] > 0 && w.out[2] > 0;
+}
+
+// A 64-byte aligned float buffer that keeps its memory from call to call: buffers
+// of megabytes are mmapped, and faulting fresh pages in on every call would cost
+// as much as the transforms.
+class Buffer {
+ public:
+  float* Get(int64_t floats) {
+    if (floats > capacity_) {
+      const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
+      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+      capacity_ = floats;
+    }
+    return data_.get();
+  }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;
+  int64_t capacity_ = 0;
+};
+
+// What one call needs, kept per calling thread.
+struct Workspace {
+  Buffer u, v, products;
+  std::vector<SgemmPackedA> packed;
+};
+
+void Run(const ParallelForFn& parallel_for, int64_t n, int64_t cost, const std::function<void(int64_t, int64_t)>& fn) {
+  if (parallel_for) {
+    parallel_for(n, cost, fn);
+  } else {
+    fn(0, n);
+  }
+}
+
+}  // namespace
+
+int64_t WinogradInputScratchFloats(const WinogradPlane& p, int64_t tile_rows) {
+  const int64_t twp = (p.tiles_w + 7) / 8 * 8;
+  const int64_t alpha = p.tile + 2;
+  return p.tile * (twp + 8) + (tile_rows * p.tile + 2) * alpha * twp;
+}
+
+int ChooseWinogradTile(const Window3d& w, int64_t channels, int64_t out_channels, int64_t group) {
+  if (ActiveCpuIsa() < CpuIsa::kAvx2 || !Applies(w, group)) return 0;
+  // Too few channels and the GEMMs are too thin to pay for the transforms.
+  if (channels < kMinChannels || out_channels < kMinChannels) return 0;
+  // The weight transform and its packing cost alpha^2 * channels * out_channels per
+  // call, like the GEMMs of alpha^2 / tiles images: with few tiles they dominate.
+  // Measured on ResNet-18 (bench/conv_bench.cc): F(4x4) wins from 28x28 outputs
+  // (49 tiles), F(2x2) at 14x14 (49 tiles), neither at 7x7.
+  auto tiles = [&](int64_t m) { return ((w.out[1] + m - 1) / m) * ((w.out[2] + m - 1) / m); };
+  if (tiles(4) >= kMinTiles) return 4;
+  if (tiles(2) >= kMinTiles) return 2;
+  return 0;
+}
+
+void WinogradConv(const Window3d& w, int tile, int64_t batch, int64_t channels, int64_t out_channels, const float* x,
+                  const float* weights, const float* bias, float* y, const ParallelForFn& parallel_for) {
+  const int64_t alpha = tile + 2, alpha2 = alpha * alpha;
+  WinogradPlane plane;
+  plane.tile = tile;
+  plane.in_h = w.in[1];
+  plane.in_w = w.in[2];
+  plane.out_h = w.out[1];
+  plane.out_w = w.out[2];
+  plane.pad_top = w.pad_begin[1];
+  plane.pad_left = w.pad_begin[2];
+  plane.tiles_w = (plane.out_w + tile - 1) / tile;
+  const int64_t tiles_h = (plane.out_h + tile - 1) / tile;
+  const int64_t in_size = plane.in_h * plane.in_w, out_size = plane.out_h * plane.out_w;
+
+  // U[xi] = G g Gt of every (out channel, channel), laid out [out channel][xi][channel]
+  // (each output channel's transform writes one contiguous run), packed for the GEMM.
+  const int64_t u_row = alpha2 * channels;
+  thread_local Workspace ws;
+  float* const u = ws.u.Get(out_channels * u_row);
+  Run(parallel_for, out_channels, 40 * alpha2 * channels,
+      [&](int64_t o0, int64_t o1) { WinogradWeightsAvx2(tile, weights, channels, o0, o1, u); });
+  if (static_cast<int64_t>(ws.packed.size()) < alpha2) ws.packed.resize(static_cast<size_t>(alpha2));
+  std::vector<SgemmPackedA>& packed = ws.packed;
+  Run(parallel_for, alpha2, 2 * out_channels * channels, [&](int64_t x0, int64_t x1) {
+    for (int64_t xi = x0; xi < x1; ++xi) packed[xi].Pack(false, out_channels, channels, u + xi * channels, u_row);
+  });
+
+  // Blocks of tile rows: at most as many as fit kBlockFloats (at least one), and among
+  // those the count whose tiles (the GEMMs' columns) waste the least of the last
+  // micro-kernel strip, counted as 16 columns (the AVX2 kernel's); ties to the most rows.
+  const int64_t max_rows =
+      std::clamp<int64_t>(kBlockFloats / (alpha2 * (channels + out_channels) * plane.tiles_w), 1, tiles_h);
+  int64_t rows_per_block = max_rows;
+  double best_use = 0.0;
+  for (int64_t r = max_rows; r >= 1; --r) {
+    const int64_t n = r * plane.tiles_w;
+    const double use = static_cast<double>(n) / static_cast<double>((n + 15) / 16 * 16);
+    if (use > best_use + 1e-9) {
+      best_use = use;
+      rows_per_block = r;
+    }
+  }
+  const int64_t max_tiles = rows_per_block * plane.tiles_w;
+  float* const v = ws.v.Get(alpha2 * channels * (max_tiles + kVectorPadding));
+  float* const products = ws.products.Get(alpha2 * out_channels * max_tiles + kVectorPadding);
+  const int64_t scratch_floats = WinogradInputScratchFloats(plane, rows_per_block);
+
+  for (int64_t n = 0; n < batch; ++n) {
+    const float* xn = x + n * channels * in_size;
+    float* yn = y + n * out_channels * out_size;
+    for (int64_t th0 = 0; th0 < tiles_h; th0 += rows_per_block) {
+      const int64_t th1 = std::min(tiles_h, th0 + rows_per_block);
+      const int64_t tiles = (th1 - th0) * plane.tiles_w;
+      const int64_t ldv = tiles + kVectorPadding;
+      const int64_t v_stride = channels * ldv, mo_stride = out_channels * tiles;
+      Run(parallel_for, channels, 4 * alpha2 * tiles, [&](int64_t c0, int64_t c1) {
+        thread_local std::vector<float> scratch;
+        scratch.resize(static_cast<size_t>(scratch_floats));
+        for (int64_t c = c0; c < c1; ++c) {
+          WinogradInputAvx2(plane, xn + c * in_size, th0, th1, v + c * ldv, v_stride, scratch.data());
+        }
+      });
+      Run(parallel_for, alpha2, 2 * out_channels * channels * tiles, [&](int64_t x0, int64_t x1) {
+        for (int64_t xi = x0; xi < x1; ++xi) {
+          Sgemm(packed[xi], false, tiles, 1.0f, v + xi * v_stride, ldv, 0.0f, products + xi * mo_stride, tiles);
+        }
+      });
+      Run(parallel_for, out_channels, 4 * alpha2 * tiles, [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) {
+          WinogradOutputAvx2(plane, products + o * tiles, mo_stride, th0, th1, bias != nullptr ? bias[o] : 0.0f,
+                             yn + o * out_size);
+        }
+      });
+    }
+  }
+}
+
+}  // namespace tsr
