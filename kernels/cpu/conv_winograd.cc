@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/conv_winograd_transform.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm.h"
@@ -39,31 +40,9 @@ bool Applies(const Window3d& w, int64_t group) {
   return w.out[1] > 0 && w.out[2] > 0;
 }
 
-// A 64-byte aligned float buffer that keeps its memory from call to call: buffers
-// of megabytes are mmapped, and faulting fresh pages in on every call would cost
-// as much as the transforms.
-class Buffer {
- public:
-  float* Get(int64_t floats) {
-    if (floats > capacity_) {
-      const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
-      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-      capacity_ = floats;
-    }
-    return data_.get();
-  }
-
- private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float, Free> data_;
-  int64_t capacity_ = 0;
-};
-
 // What one call needs, kept per calling thread.
 struct Workspace {
-  Buffer u, v, products;
+  AlignedFloatBuffer u, v, products;
   std::vector<SgemmPackedA> packed;
 };
 

@@ -6,7 +6,9 @@
 // A pre-packed A (SgemmPackedA) replaces the A packing by pointer arithmetic into
 // its blocks, a GemmBPacker the B packing by a call to it. When C is split over M,
 // B is packed once (split over the threads) into a buffer every task reads, instead
-// of once per task. Also holds the portable scalar micro-kernel.
+// of once per task. A plain row-major B that nobody packed is packed by the
+// micro-kernel itself as it first reads each strip (MicroKernelPackBFn). Also holds
+// the portable scalar micro-kernel.
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <cstring>
 #include <memory>
 
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/gemm_microkernel.h"
 
 namespace tsr {
@@ -58,7 +61,8 @@ const MicroKernel& ScalarMicroKernel() {
                                        /*mc=*/128,
                                        /*kc=*/256,
                                        /*nc=*/4096,
-                                       /*pack_a_strip=*/nullptr};
+                                       /*pack_a_strip=*/nullptr,
+                                       /*fn_pack_b=*/nullptr};
   return kKernel;
 }
 
@@ -79,26 +83,6 @@ const MicroKernel& SelectMicroKernel(CpuIsa isa) {
   }
   return gemm_internal::ScalarMicroKernel();
 }
-
-// A 64-byte aligned float buffer per thread, grown on demand and reused.
-class PackBuffer {
- public:
-  float* Get(int64_t floats) {
-    if (floats > capacity_) {
-      const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
-      data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-      capacity_ = floats;
-    }
-    return data_.get();
-  }
-
- private:
-  struct Free {
-    void operator()(float* p) const { std::free(p); }
-  };
-  std::unique_ptr<float, Free> data_;
-  int64_t capacity_ = 0;
-};
 
 struct Problem {
   bool trans_a, trans_b;
@@ -159,24 +143,30 @@ void PackAStrips(const Problem& pr, int64_t row0, int64_t p0, int64_t mc, int64_
 // strips, each kc x kNr (k-major), the last one zero padded.
 template <int kNr>
 void PackBStrips(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_t nc, float* dst) {
+  if (!pr.trans_b) {
+    // Row by row: each row of the block is read as one contiguous run, which the
+    // hardware prefetchers stream. Strip by strip would touch one new cache line per
+    // row and wait for each (B is usually in L3 or memory).
+    const int64_t full = nc / kNr * kNr;
+    for (int64_t p = 0; p < kc; ++p) {
+      const float* src = pr.b + (p0 + p) * pr.ldb + col0;
+      float* d = dst + p * kNr;
+      for (int64_t jr = 0; jr < full; jr += kNr) {
+        std::memcpy(d + jr * kc, src + jr, sizeof(float) * kNr);  // fixed size: inlined vector moves
+      }
+      if (full < nc) {
+        for (int j = 0; j < kNr; ++j) d[full * kc + j] = j < nc - full ? src[full + j] : 0.0f;
+      }
+    }
+    return;
+  }
   const float* cols[kNr];
   for (int64_t jr = 0; jr < nc; jr += kNr) {
     const int n_cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
     float* d = dst + jr * kc;
-    if (!pr.trans_b) {
-      for (int64_t p = 0; p < kc; ++p, d += kNr) {
-        const float* src = pr.b + (p0 + p) * pr.ldb + col0 + jr;
-        if (n_cols == kNr) {
-          std::memcpy(d, src, sizeof(float) * kNr);  // fixed size: inlined vector moves
-        } else {
-          for (int j = 0; j < kNr; ++j) d[j] = j < n_cols ? src[j] : 0.0f;
-        }
-      }
-    } else {
-      for (int j = 0; j < kNr; ++j) cols[j] = pr.b + (col0 + jr + std::min(j, n_cols - 1)) * pr.ldb + p0;
-      for (int64_t p = 0; p < kc; ++p, d += kNr) {
-        for (int j = 0; j < kNr; ++j) d[j] = j < n_cols ? cols[j][p] : 0.0f;
-      }
+    for (int j = 0; j < kNr; ++j) cols[j] = pr.b + (col0 + jr + std::min(j, n_cols - 1)) * pr.ldb + p0;
+    for (int64_t p = 0; p < kc; ++p, d += kNr) {
+      for (int j = 0; j < kNr; ++j) d[j] = j < n_cols ? cols[j][p] : 0.0f;
     }
   }
 }
@@ -270,16 +260,38 @@ void ApplyEpilogue(const Problem& pr, int64_t row0, int64_t rows, int64_t col0, 
 
 // nc when M fits one mc block: a multiple of every nr, kc * nc * 4 <= 384 KiB.
 constexpr int64_t kSmallMNc = 384;
+// When M fits one mc block and all of A packed takes at most this (512 KiB: half of
+// Zen 4's L2), A is packed once and the C block kept in L2 over the kc blocks.
+constexpr int64_t kMaxL2PackedAFloats = int64_t{1} << 17;
 
-// Runs the micro-kernel over an mc x nc block of C from packed A and B blocks.
-void MacroKernel(const Problem& pr, const MicroKernel& mk, const float* a_pack, const float* b_pack, int64_t ic,
-                 int64_t mc, int64_t jc, int64_t nc, int64_t kc, bool first) {
+// Whether GemmRegion packs B inside the micro-kernel (MicroKernelPackBFn): a plain
+// row-major B that nobody has packed yet.
+bool FusesBPacking(const Problem& pr, const MicroKernel& mk) {
+  return mk.fn_pack_b != nullptr && pr.packed_b == nullptr && pr.b_packer == nullptr && !pr.trans_b;
+}
+
+// Runs the micro-kernel over an mc x nc block of C from packed A and B blocks. When
+// b_fill is set (then b_pack == b_fill), B is not packed yet: each nr-column strip of
+// it (depth [pc, pc + kc)) is packed into b_fill by the strip's first micro-tile (a
+// partial last strip by PackB).
+void MacroKernel(const Problem& pr, const MicroKernel& mk, const float* a_pack, const float* b_pack, float* b_fill,
+                 int64_t pc, int64_t ic, int64_t mc, int64_t jc, int64_t nc, int64_t kc, bool first) {
   for (int64_t jr = 0; jr < nc; jr += mk.nr) {
     const int n_eff = static_cast<int>(std::min<int64_t>(mk.nr, nc - jr));
-    for (int64_t ir = 0; ir < mc; ir += mk.mr) {
+    const float* b_strip = b_pack + jr * kc;
+    int64_t ir = 0;
+    if (b_fill != nullptr && n_eff == mk.nr) {
+      const int m_eff = static_cast<int>(std::min<int64_t>(mk.mr, mc));
+      mk.fn_pack_b(kc, a_pack, pr.b + pc * pr.ldb + jc + jr, pr.ldb, b_fill + jr * kc, pr.c + ic * pr.ldc + jc + jr,
+                   pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
+      ir = mk.mr;
+    } else if (b_fill != nullptr) {
+      PackB(pr, pc, jc + jr, kc, n_eff, mk.nr, b_fill + jr * kc);
+    }
+    for (; ir < mc; ir += mk.mr) {
       const int m_eff = static_cast<int>(std::min<int64_t>(mk.mr, mc - ir));
-      mk.fn(kc, a_pack + ir * kc, b_pack + jr * kc, pr.c + (ic + ir) * pr.ldc + jc + jr, pr.ldc, m_eff, n_eff, pr.alpha,
-            pr.beta, first);
+      mk.fn(kc, a_pack + ir * kc, b_strip, pr.c + (ic + ir) * pr.ldc + jc + jr, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta,
+            first);
     }
   }
 }
@@ -287,17 +299,37 @@ void MacroKernel(const Problem& pr, const MicroKernel& mk, const float* a_pack, 
 // The sequential BLIS loop nest over C rows [m0, m1) x columns [n0, n1). Every
 // element of C sees the same kc blocks in the same order whatever the region.
 void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-  thread_local PackBuffer a_buffer, b_buffer;
+  thread_local AlignedFloatBuffer a_buffer, b_buffer;
   const int64_t kc_max = std::min<int64_t>(mk.kc, pr.k);
   const int64_t mc_max = std::min<int64_t>(mk.mc, (m1 - m0 + mk.mr - 1) / mk.mr * mk.mr);
   // With a single mc block of rows the packed B block is not reused across ic, so it
   // need not be large: keep it L2-sized (it is then read back from L2, not L3).
   const bool single_m_block = m1 - m0 <= mk.mc;
+  const int64_t m_padded = (m1 - m0 + mk.mr - 1) / mk.mr * mk.mr;
   const int64_t nc_block = single_m_block ? std::min<int64_t>(mk.nc, kSmallMNc) : mk.nc;
   const int64_t nc_max = std::min<int64_t>(nc_block, (n1 - n0 + mk.nr - 1) / mk.nr * mk.nr);
-  float* a_pack = pr.packed_a != nullptr ? nullptr : a_buffer.Get(mc_max * kc_max);
   float* b_pack = pr.packed_b != nullptr ? nullptr : b_buffer.Get(nc_max * kc_max);
+  const bool fuse_b = FusesBPacking(pr, mk);
   const bool epilogue = !pr.epilogue->empty();
+  if (single_m_block && pr.k > mk.kc && n1 - n0 > nc_block && m_padded * pr.k <= kMaxL2PackedAFloats) {
+    // All of A, packed once, fits in L2: jc outermost, so that each mc x nc block of C
+    // also stays in L2 over the kc blocks instead of being re-read from L3 per block.
+    float* a_all = pr.packed_a != nullptr ? nullptr : a_buffer.Get(m_padded * pr.k);
+    for (int64_t jc = n0; jc < n1; jc += nc_block) {
+      const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
+      for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
+        const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
+        // Packed on the first jc block, read back on the others.
+        float* a_slot = a_all != nullptr ? a_all + pc * m_padded : nullptr;
+        const float* a_block = a_slot == nullptr || jc == n0 ? ABlock(pr, mk, m0, pc, m1 - m0, kc, a_slot) : a_slot;
+        const float* b_block = fuse_b ? b_pack : BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
+        MacroKernel(pr, mk, a_block, b_block, fuse_b ? b_pack : nullptr, pc, m0, m1 - m0, jc, nc, kc, pc == 0);
+        if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, m0, m1 - m0, jc, nc);
+      }
+    }
+    return;
+  }
+  float* a_pack = pr.packed_a != nullptr ? nullptr : a_buffer.Get(mc_max * kc_max);
   if (single_m_block) {
     // pc outermost: the A block is packed once per kc block, not once per nc block.
     for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
@@ -305,8 +337,8 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
       const float* a_block = ABlock(pr, mk, m0, pc, m1 - m0, kc, a_pack);
       for (int64_t jc = n0; jc < n1; jc += nc_block) {
         const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
-        const float* b_block = BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
-        MacroKernel(pr, mk, a_block, b_block, m0, m1 - m0, jc, nc, kc, pc == 0);
+        const float* b_block = fuse_b ? b_pack : BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
+        MacroKernel(pr, mk, a_block, b_block, fuse_b ? b_pack : nullptr, pc, m0, m1 - m0, jc, nc, kc, pc == 0);
         if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, m0, m1 - m0, jc, nc);
       }
     }
@@ -316,11 +348,12 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
     const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
     for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
       const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
-      const float* b_block = BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
+      // Fused, B is packed while the first mc block of rows runs; the others reuse it.
+      const float* b_block = fuse_b ? b_pack : BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
       for (int64_t ic = m0; ic < m1; ic += mk.mc) {
         const int64_t mc = std::min<int64_t>(mk.mc, m1 - ic);
         const float* a_block = ABlock(pr, mk, ic, pc, mc, kc, a_pack);
-        MacroKernel(pr, mk, a_block, b_block, ic, mc, jc, nc, kc, pc == 0);
+        MacroKernel(pr, mk, a_block, b_block, fuse_b && ic == m0 ? b_pack : nullptr, pc, ic, mc, jc, nc, kc, pc == 0);
         if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, ic, mc, jc, nc);
       }
     }
@@ -342,7 +375,7 @@ constexpr int64_t kMinFlopsPerTask = 1 << 21;
 // SgemmPackedA::Pack splits its work over threads from this many floats.
 constexpr int64_t kMinPackFloatsToSplit = 1 << 16;
 // Split over M, B is packed once for all tasks up to this many floats (16 MiB).
-constexpr int64_t kMaxSharedBFloats = int64_t{1} << 22;
+constexpr int64_t kMaxSharedPackFloats = int64_t{1} << 22;
 
 // Splits C over options.parallel_for and runs GemmRegion on each part.
 void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, const GemmOptions& options) {
@@ -370,14 +403,16 @@ void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, con
   const int64_t units = (extent + unit - 1) / unit;
   // Split over M, every task would pack the whole of B (for an implicit-GEMM
   // convolution: run the whole im2col); pack it once instead, split over the threads,
-  // into a buffer all tasks read. The packed values are the same either way.
+  // into a buffer all tasks read. The packed values are the same either way. (Split
+  // over N, each task packs all of A, but that costs only m * k copies against
+  // 2 * m * n * k / tasks flops: not worth another parallel_for round trip.)
   Problem shared = pr;
-  std::unique_ptr<float, void (*)(void*)> b_buffer(nullptr, std::free);
+  std::unique_ptr<float, void (*)(void*)> shared_buffer(nullptr, std::free);
   const int64_t n_padded = (n + mk.nr - 1) / mk.nr * mk.nr;
-  if (!split_n && units > 1 && n_padded * k <= kMaxSharedBFloats) {
+  if (!split_n && units > 1 && n_padded * k <= kMaxSharedPackFloats) {
     const size_t bytes = (static_cast<size_t>(n_padded * k) * sizeof(float) + 63) / 64 * 64;
-    b_buffer.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-    float* packed = b_buffer.get();
+    shared_buffer.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    float* packed = shared_buffer.get();
     options.parallel_for(n_padded / mk.nr, 2 * mk.nr * k, [&](int64_t s0, int64_t s1) {
       const int64_t col0 = s0 * mk.nr, cols = std::min(n, s1 * mk.nr) - col0;
       for (int64_t pc = 0; pc < k; pc += mk.kc) {

@@ -23,11 +23,20 @@ using MicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float
 // otherwise (a transposed A is a plain copy anyway).
 using PackAStripFn = void (*)(const float* a, int64_t lda, int64_t kc, float* dst);
 
+// MicroKernelFn that reads B from a row-major matrix instead (row p of the strip at
+// b + p * ldb, all nr columns present) and also writes it, packed, to b_dst: the
+// first micro-tile of an nr-column strip packs it while it computes, so the packed
+// strip is written to L1 and read back from there, and packing costs no separate
+// pass over B. The arithmetic is exactly MicroKernelFn's.
+using MicroKernelPackBFn = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* b_dst, float* c,
+                                    int64_t ldc, int m_eff, int n_eff, float alpha, float beta, bool first);
+
 struct MicroKernel {
   MicroKernelFn fn;
-  int mr, nr;                 // register tile
-  int mc, kc, nc;             // cache blocks: mc % mr == 0, nc % nr == 0
-  PackAStripFn pack_a_strip;  // or null
+  int mr, nr;                    // register tile
+  int mc, kc, nc;                // cache blocks: mc % mr == 0, nc % nr == 0
+  PackAStripFn pack_a_strip;     // or null
+  MicroKernelPackBFn fn_pack_b;  // or null: B is packed in a separate pass
 };
 
 // Defined in gemm_avx512.cc / gemm_avx2.cc / gemm.cc.

@@ -191,9 +191,14 @@ TEST(SgemmTest, MatchesTripleLoopAtEveryIsa) {
 
 TEST(SgemmTest, LargeAndOddShapesWithAlphaBetaAndStrides) {
   const Case cases[] = {
-      {false, false, 1023, 17, 33, 1.0f, 0.0f, 0},  {true, false, 17, 1023, 3, -0.5f, 2.0f, 5},
-      {false, true, 3, 35, 1023, 2.0f, 1.0f, 3},    {true, true, 129, 67, 300, 0.75f, -1.5f, 1},
+      {false, false, 1023, 17, 33, 1.0f, 0.0f, 0},
+      {true, false, 17, 1023, 3, -0.5f, 2.0f, 5},
+      {false, true, 3, 35, 1023, 2.0f, 1.0f, 3},
+      {true, true, 129, 67, 300, 0.75f, -1.5f, 1},
       {false, false, 200, 300, 600, 1.0f, 1.0f, 7},
+      // One mc block of rows, several nc and kc blocks, a partial last column strip
+      // and a padded B: the micro-kernel packs B strips as it reads them.
+      {false, false, 128, 805, 600, 1.0f, 0.5f, 5},
   };
   uint32_t seed = 100;
   for (CpuIsa isa : SupportedIsas()) {
@@ -241,7 +246,10 @@ TEST(SgemmTest, ThreadedResultsAreBitwiseEqualToSingleThreaded) {
   struct Shape3 {
     int64_t m, n, k;
   };
-  const Shape3 shapes[] = {{300, 70, 500}, {70, 300, 500}, {257, 259, 263}, {1, 1000, 100}};
+  // Split over M (B packed once, shared) or over N (B packed by the micro-kernel in
+  // each task; A packed once per task, kept in L2 over the kc blocks when it fits),
+  // against the unsplit run.
+  const Shape3 shapes[] = {{300, 70, 500}, {70, 300, 500}, {257, 259, 263}, {1, 1000, 100}, {128, 805, 300}};
   uint32_t seed = 500;
   for (CpuIsa isa : SupportedIsas()) {
     for (const Shape3& s : shapes) {
