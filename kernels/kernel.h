@@ -50,6 +50,9 @@ class KernelContext : public AttrReader {
   // Splits work over the runtime's threads (inline when none were given).
   void ParallelFor(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& fn) const;
   void set_parallel_for(ParallelForFn fn) { parallel_for_ = std::move(fn); }
+  // The runtime's ParallelFor itself, to hand to code that takes one (Sgemm); null
+  // when none was given (such code then runs inline).
+  const ParallelForFn& parallel_for() const { return parallel_for_; }
 
   // Randomness for stateful ops (Dropout): a counter-based stream keyed by
   // (seed, node, step) so runs are reproducible.

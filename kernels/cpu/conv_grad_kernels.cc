@@ -53,9 +53,7 @@ absl::Status ConvGradFilterKernel(KernelContext& ctx) {
   if (batch == 0 || pixels == 0 || rows == 0 || m_per_group == 0) return absl::OkStatus();
 
   GemmOptions threaded;
-  threaded.parallel_for = [&ctx](int64_t n, int64_t cost, const std::function<void(int64_t, int64_t)>& fn) {
-    ctx.ParallelFor(n, cost, fn);
-  };
+  threaded.parallel_for = ctx.parallel_for();
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
   std::vector<float> col(static_cast<size_t>(rows * pixels));

@@ -42,13 +42,6 @@ namespace {
 // over threads; the pairs themselves are spread over the threads instead.
 constexpr int64_t kSmallUnitMacs = int64_t{1} << 22;
 
-// Forwards Sgemm's splitting to the runtime's threads.
-ParallelForFn ContextParallelFor(const KernelContext& ctx) {
-  return [&ctx](int64_t n, int64_t cost, const std::function<void(int64_t, int64_t)>& fn) {
-    ctx.ParallelFor(n, cost, fn);
-  };
-}
-
 // Everything one (image, group) GEMM needs.
 struct ConvProblem {
   Window3d w;
@@ -168,13 +161,13 @@ absl::Status ConvKernel(KernelContext& ctx) {
   }
 
   if (const int tile = ChooseWinogradTile(p.w, p.channels, p.out_channels, p.group); tile != 0) {
-    WinogradConv(p.w, tile, batch, p.channels, p.out_channels, p.x, p.weights, p.bias, p.y, ContextParallelFor(ctx));
+    WinogradConv(p.w, tile, batch, p.channels, p.out_channels, p.x, p.weights, p.bias, p.y, ctx.parallel_for());
     return absl::OkStatus();
   }
 
   // Each group's weights [m_per_group, rows()] packed once for all images.
   GemmOptions threaded;
-  threaded.parallel_for = ContextParallelFor(ctx);
+  threaded.parallel_for = ctx.parallel_for();
   std::vector<SgemmPackedA> weights(static_cast<size_t>(p.group));
   for (int64_t g = 0; g < p.group; ++g) {
     weights[g].Pack(false, p.m_per_group, p.rows(), p.weights + g * p.m_per_group * p.rows(), p.rows(), threaded);

@@ -37,12 +37,6 @@ namespace {
 // over threads; the pairs themselves are spread over the threads instead.
 constexpr int64_t kSmallUnitMacs = int64_t{1} << 22;
 
-ParallelForFn ContextParallelFor(const KernelContext& ctx) {
-  return [&ctx](int64_t n, int64_t cost, const std::function<void(int64_t, int64_t)>& fn) {
-    ctx.ParallelFor(n, cost, fn);
-  };
-}
-
 // Everything one (image, group) pair needs. `w` is the forward window of the adjoint
 // Conv: w.in the output's spatial sizes, w.out the input's.
 struct TransposeProblem {
@@ -141,7 +135,7 @@ absl::Status ConvTransposeKernel(KernelContext& ctx) {
   // W is [C, M/group, taps]: group g's rows [g * C/group, (g + 1) * C/group) are W_g
   // ([C/group, rows()]), packed transposed as the GEMM's A for all images.
   GemmOptions threaded;
-  threaded.parallel_for = ContextParallelFor(ctx);
+  threaded.parallel_for = ctx.parallel_for();
   const float* weights = wt.data<float>();
   std::vector<SgemmPackedA> packed(static_cast<size_t>(p.group));
   for (int64_t g = 0; g < p.group; ++g) {

@@ -17,13 +17,6 @@ namespace tsr {
 
 namespace {
 
-// Forwards Sgemm's splitting to the runtime's threads.
-ParallelForFn ContextParallelFor(const KernelContext& ctx) {
-  return [&ctx](int64_t n, int64_t cost, const std::function<void(int64_t, int64_t)>& fn) {
-    ctx.ParallelFor(n, cost, fn);
-  };
-}
-
 absl::Status MatMulKernel(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
@@ -46,7 +39,7 @@ absl::Status MatMulKernel(KernelContext& ctx) {
     });
   } else {
     GemmOptions options;
-    options.parallel_for = ContextParallelFor(ctx);
+    options.parallel_for = ctx.parallel_for();
     for (int64_t p = 0; p < batch_count; ++p) run(p, options);
   }
   return absl::OkStatus();
@@ -75,7 +68,7 @@ absl::Status GemmKernel(KernelContext& ctx) {
   }
   float* y_data = y.data<float>();
   GemmOptions options;
-  options.parallel_for = ContextParallelFor(ctx);
+  options.parallel_for = ctx.parallel_for();
   std::vector<float> bias;
   if (ctx.has_input(2) && beta != 0.0f) {
     const Tensor& c = ctx.input(2);
