@@ -17,6 +17,7 @@ absl::Status RegisterCpuConvTransposeKernels(KernelRegistry& registry);
 absl::Status RegisterCpuPoolGradKernels(KernelRegistry& registry);
 absl::Status RegisterCpuNormalizationGradKernels(KernelRegistry& registry);
 absl::Status RegisterCpuIndexingGradKernels(KernelRegistry& registry);
+absl::Status RegisterCpuOptimizerKernels(KernelRegistry& registry);
 // MaxPool, AveragePool, GlobalAveragePool (f32)
 absl::Status RegisterCpuPoolKernels(KernelRegistry& registry);
 // arithmetic, comparison, unary math, Clip, Where (f32)

@@ -15,6 +15,7 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterCpuPoolGradKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuNormalizationGradKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuIndexingGradKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuOptimizerKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuPoolKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuElementwiseKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuActivationKernels(registry));
