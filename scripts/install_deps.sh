@@ -8,7 +8,7 @@ PACKAGES=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev clang-format
   # core libraries
-  libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev
+  libabsl-dev libprotobuf-dev protobuf-compiler libgtest-dev libgmock-dev libbenchmark-dev zlib1g-dev libonnx-dev
   # compiler stack
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   # second build system (offline)

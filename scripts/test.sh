@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README command 2: installs what is needed, builds everything and runs the whole
-# test suite — CMake build + ctest, the kernel and runtime tests again under
+# test suite — CMake build + ctest, the kernel, runtime and ONNX-import tests again under
 # ASan+UBSan, then `bazel test //...`. Ends with one line
 # "N passed, N failed" over both.
 set -uo pipefail
@@ -28,8 +28,8 @@ ASAN_LOG="$(mktemp)"
 asan_passed=0
 asan_failed=0
 if cmake -G Ninja -S "$ROOT" -B "$ASAN_DIR" -DTESSERA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-   ninja -C "$ASAN_DIR" -j "$(nproc)" $(ninja -C "$ASAN_DIR" -t targets all | grep -oE "^(kernels|runtime)_[a-z0-9_]*_test" | sort -u) >/dev/null; then
-  ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$(nproc)" -R "^(kernels|runtime)/" 2>&1 | tee "$ASAN_LOG"
+   ninja -C "$ASAN_DIR" -j "$(nproc)" $(ninja -C "$ASAN_DIR" -t targets all | grep -oE "^(kernels|runtime|graph_onnx)_[a-z0-9_]*_test" | sort -u) >/dev/null; then
+  ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$(nproc)" -R "^(kernels|runtime|graph/onnx)/" 2>&1 | tee "$ASAN_LOG"
   asan_total=$(grep -oE "out of [0-9]+" "$ASAN_LOG" | tail -1 | grep -oE "[0-9]+" || echo 0)
   asan_failed=$(grep -oE "[0-9]+ tests failed" "$ASAN_LOG" | tail -1 | grep -oE "^[0-9]+" || echo 0)
   [[ -z "$asan_total" ]] && asan_total=0

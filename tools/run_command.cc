@@ -1,4 +1,4 @@
-// `tessera run MODEL --input NAME=FILE.npy ...`: runs a GraphDef on the CPU runtime
+// `tessera run MODEL --input NAME=FILE.npy ...`: runs a GraphDef or an ONNX model on the CPU runtime
 // (runtime/session.h) with inputs read from .npy files, prints the outputs, optionally
 // writes them as .npy files and profiles the run (Chrome trace + top-N op table).
 #include <filesystem>
@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "graph/onnx/onnx_importer.h"
 #include "graph/proto/graph_def_io.h"
 #include "runtime/npy.h"
 #include "runtime/profiler.h"
@@ -22,7 +23,8 @@ constexpr absl::string_view kUsage =
     "tessera run MODEL --input NAME=FILE.npy [--input ...] [--output-dir DIR] [--profile TRACE.json]\n"
     "                   [--threads N] [--device cpu|reference] [--top N] [--seed N]";
 constexpr absl::string_view kDescription =
-    "Loads MODEL (a GraphDef: .pb or .tsrg binary, .pbtxt text), feeds every signature\n"
+    "Loads MODEL (a GraphDef: .pb or .tsrg binary, .pbtxt text; or an ONNX model, .onnx,\n"
+    "opsets 11-18, symbolic dims as the batch dimension), feeds every signature\n"
     "input from a NumPy .npy file (--input once per input; the dtype must match and the\n"
     "shape must fit, any size for the batch dimension N), runs it on the CPU runtime and\n"
     "fetches every signature output. Prints each output's type and first values; with\n"
@@ -129,7 +131,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
 
   const std::string& model = (*positionals)[0];
-  absl::StatusOr<Graph> graph = LoadGraph(model);
+  absl::StatusOr<Graph> graph = IsOnnxModelPath(model) ? LoadOnnxGraph(model) : LoadGraph(model);
   if (!graph.ok()) return Failure(err, "run", graph.status());
   for (const SignatureEntry& e : graph->inputs()) {
     if (input_names.count(e.name) == 0) {
