@@ -1,11 +1,15 @@
 // CPU ConvGradFilter kernel for f32 (the weight gradient of Conv; graph/ops/
 // gradient_ops.cc), one to three spatial dimensions, grouped, strided, dilated,
-// padded. Per group g, summed over the images n in order:
-//   dW_g [M/group, C/group * taps] += dY_{n,g} [M/group, pixels] x im2col(X_{n,g})^T
+// padded. Per group g it forms the transposed gradient
+//   dW_g^T [C/group * taps, M/group] = sum over images n of im2col(X_{n,g}) x dY_{n,g}^T
 // where im2col (conv_im2col.h, the forward Conv's) lays out the window taps as
-// [C/group * taps, pixels] rows in the order of W's trailing dims. Sgemm splits only
-// its M/N loops over threads, so the summation order, and the result, do not depend
-// on the thread count. More than three spatial dimensions run the reference kernel.
+// [C/group * taps, pixels] rows in the order of W's trailing dims: the wide im2col
+// matrix is the GEMM's A, which packs fast row by row, and only the narrow dY is read
+// transposed. Images are summed in fixed chunks of kChunkImages, each chunk's partial
+// sum in its own buffer, the chunks added in order: chunks run on different threads,
+// yet the summation order, and the result, depend only on the shapes. With fewer than
+// kMinChunks chunks the images run in order with Sgemm splitting its M/N loops over
+// the threads instead. More than three spatial dimensions run the reference kernel.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -15,6 +19,7 @@
 #include "absl/types/span.h"
 #include "graph/ops/conv_geometry.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/conv_im2col.h"
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -24,6 +29,9 @@
 namespace tsr {
 
 namespace {
+
+constexpr int64_t kChunkImages = 4;
+constexpr int64_t kMinChunks = 4;
 
 absl::Status ConvGradFilterKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -52,17 +60,45 @@ absl::Status ConvGradFilterKernel(KernelContext& ctx) {
   std::fill_n(dw, out_channels * rows, 0.0f);
   if (batch == 0 || pixels == 0 || rows == 0 || m_per_group == 0) return absl::OkStatus();
 
-  GemmOptions threaded;
-  threaded.parallel_for = ctx.parallel_for();
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
-  std::vector<float> col(static_cast<size_t>(rows * pixels));
+  const int64_t chunks = (batch + kChunkImages - 1) / kChunkImages;
+  const bool by_chunk = chunks >= kMinChunks;
+  const int64_t partials = by_chunk ? chunks : 1;
+  const int64_t block = rows * m_per_group;  // one group's dW^T
+  // partial[c][g] holds chunk c's sum for group g.
+  std::vector<float> partial(static_cast<size_t>(partials * group * block), 0.0f);
+  GemmOptions threaded;
+  if (!by_chunk) threaded.parallel_for = ctx.parallel_for();
+  auto run_images = [&](int64_t n0, int64_t n1, float* sums) {
+    thread_local AlignedFloatBuffer col_buffer;
+    float* col = col_buffer.Get(rows * pixels);
+    for (int64_t g = 0; g < group; ++g) {
+      for (int64_t n = n0; n < n1; ++n) {
+        Im2Col(w, xp + (n * channels + g * c_per_group) * w.in_size(), 0, rows, 0, pixels, col);
+        Sgemm(/*trans_a=*/false, /*trans_b=*/true, rows, m_per_group, pixels, 1.0f, col, pixels,
+              dyp + (n * out_channels + g * m_per_group) * pixels, pixels, /*beta=*/1.0f, sums + g * block, m_per_group,
+              threaded);
+      }
+    }
+  };
+  if (by_chunk) {
+    ctx.ParallelFor(chunks, kChunkImages * 2 * block * pixels, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        run_images(c * kChunkImages, std::min(batch, (c + 1) * kChunkImages), partial.data() + c * group * block);
+      }
+    });
+  } else {
+    run_images(0, batch, partial.data());
+  }
+  // dW[g * m_per_group + i][r] = sum over chunks, in order, of dW_g^T[r][i].
   for (int64_t g = 0; g < group; ++g) {
-    for (int64_t n = 0; n < batch; ++n) {
-      Im2Col(w, xp + (n * channels + g * c_per_group) * w.in_size(), 0, rows, 0, pixels, col.data());
-      Sgemm(/*trans_a=*/false, /*trans_b=*/true, m_per_group, rows, pixels, 1.0f,
-            dyp + (n * out_channels + g * m_per_group) * pixels, pixels, col.data(), pixels, /*beta=*/1.0f,
-            dw + g * m_per_group * rows, rows, threaded);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < m_per_group; ++i) {
+        float sum = 0.0f;
+        for (int64_t c = 0; c < partials; ++c) sum += partial[(c * group + g) * block + r * m_per_group + i];
+        dw[(g * m_per_group + i) * rows + r] = sum;
+      }
     }
   }
   return absl::OkStatus();

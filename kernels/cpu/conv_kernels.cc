@@ -42,6 +42,9 @@ namespace {
 // over threads; the pairs themselves are spread over the threads instead.
 constexpr int64_t kSmallUnitMacs = int64_t{1} << 22;
 
+// From this many output channels a one-channel input goes through the GEMM path.
+constexpr int64_t kGemmMinOutputsForOneChannel = 4;
+
 // Everything one (image, group) GEMM needs.
 struct ConvProblem {
   Window3d w;
@@ -148,7 +151,10 @@ absl::Status ConvKernel(KernelContext& ctx) {
     return absl::OkStatus();
   }
 
-  if (p.group == p.channels && p.w.kernel[0] == 1 && p.w.in[0] == 1 && p.w.out[0] == 1) {
+  // One input channel (group 1) with several outputs is an ordinary conv: the GEMM
+  // computes all outputs per pass over the taps, the direct kernel one at a time.
+  const bool single_input_channel = p.channels == 1 && p.out_channels >= kGemmMinOutputsForOneChannel;
+  if (p.group == p.channels && !single_input_channel && p.w.kernel[0] == 1 && p.w.in[0] == 1 && p.w.out[0] == 1) {
     const CpuIsa isa = ActiveCpuIsa();
     ctx.ParallelFor(batch * p.out_channels, 2 * pixels * p.w.taps(), [&](int64_t begin, int64_t end) {
       for (int64_t nm = begin; nm < end; ++nm) {

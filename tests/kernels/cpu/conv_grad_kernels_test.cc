@@ -1,7 +1,7 @@
 // The cpu ConvGradFilter kernel (kernels/cpu/conv_grad_kernels.cc) against the
 // reference kernel, at every ISA level and at 1 and 3 threads: fixed cases for every
 // attribute (strides, pads, auto_pad, dilations, groups, depthwise, 1-D to 3-D and
-// the 4-D fallback), sizes 1, 3, 17 and empty batches, and randomized 2-D shapes with
+// the 4-D fallback), sizes 1, 3, 17, empty batches and batches summed in chunks, and randomized 2-D shapes with
 // printed seeds.
 #include <cstdint>
 #include <random>
@@ -69,6 +69,17 @@ TEST_P(ConvGradFilterCpuTest, EveryAttribute) {
   Check({1, 1, 1, 1}, 1, {{"kernel_shape", Ints({1, 1})}}, seed++);
   Check({3, 1, 17, 3}, 17, {{"kernel_shape", Ints({3, 1})}, {"pads", Ints({1, 0, 1, 0})}}, seed++);
   Check({0, 2, 5, 5}, 3, {{"kernel_shape", Ints({3, 3})}}, seed++);  // empty batch: dW is zeros
+}
+
+// Batches of 16 or more images are summed in chunks on different threads: a partial
+// last chunk, groups, and LeNet's two layers at batch 64.
+TEST_P(ConvGradFilterCpuTest, ChunkedBatches) {
+  uint32_t seed = 300;
+  Check({16, 2, 6, 5}, 3, {{"kernel_shape", Ints({3, 3})}}, seed++);
+  Check({23, 4, 7, 7}, 6, {{"kernel_shape", Ints({3, 2})}, {"group", AttrValue::Int(2)}, {"strides", Ints({2, 1})}},
+        seed++);
+  Check({64, 1, 28, 28}, 6, {{"kernel_shape", Ints({5, 5})}, {"pads", Ints({2, 2, 2, 2})}}, seed++);
+  Check({64, 6, 14, 14}, 16, {{"kernel_shape", Ints({5, 5})}}, seed++);
 }
 
 TEST_P(ConvGradFilterCpuTest, Randomized) {
