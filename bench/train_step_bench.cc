@@ -10,13 +10,12 @@
 //
 //   train_step_bench --models mlp,lenet --threads 1,2 --steps 100 --repetitions 3
 //
-// The Tessera step is what Trainer::Fit runs per batch (the training graph and the
-// session come from Trainer::Create); the step time includes feeding the batch and
-// fetching the loss, as PyTorch's includes loss.item().
+// The Tessera step is Trainer::Step, what Trainer::Fit runs per batch (the training
+// graph and the session come from Trainer::Create); the step time includes feeding the
+// batch and fetching the loss, as PyTorch's includes loss.item().
 //
-// Threads: the session's thread pool has --threads workers, and the thread calling
-// Run executes nodes and takes ParallelFor chunks too, so at --threads 1 up to two
-// threads may work. The CPU columns show it (CPU time above wall time); --pin
+// Threads: the session's pool has --threads workers and the calling thread only waits,
+// so --threads N runs kernels on N threads (the CPU columns show it); --pin
 // restricts the whole process, and the PyTorch subprocess, to that many CPUs for an
 // exact count. PyTorch gets OMP/OPENBLAS/MKL_NUM_THREADS and torch.set_num_threads.
 // On a shared machine libgomp's spinning workers hurt PyTorch at 2 threads; set
@@ -103,15 +102,14 @@ class TesseraTrainStep {
     Tensor image(DType::kF32, image_shape), labels(DType::kI64, Shape({batch}));
     for (float& v : image.flat<float>()) v = pixel(rng);
     for (int64_t& v : labels.flat<int64_t>()) v = label(rng);
-    step->feeds_ = {{"image", image}, {"labels", labels}, {"learning_rate", Tensor::Scalar<float>(kLearningRate)}};
+    step->feeds_ = {{"image", image}, {"labels", labels}};
     return step;
   }
 
   // One training step; returns the loss.
   absl::StatusOr<double> Run(RunMetadata* metadata = nullptr) {
-    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                         trainer_->session().Run(feeds_, {"loss"}, trainer_->update_nodes(), metadata));
-    return out[0].GetAsDouble(0);
+    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, trainer_->Step(feeds_, kLearningRate, metadata));
+    return out[1].GetAsDouble(0);
   }
 
   int64_t params() const { return params_; }

@@ -111,6 +111,20 @@ absl::StatusOr<std::unique_ptr<Trainer>> Trainer::Create(Graph model, TrainerOpt
   return trainer;
 }
 
+absl::StatusOr<std::vector<Tensor>> Trainer::Step(Batch batch, double learning_rate, RunMetadata* metadata) {
+  return RunStep(std::move(batch), learning_rate, global_step(), metadata);
+}
+
+absl::StatusOr<std::vector<Tensor>> Trainer::RunStep(Batch batch, double learning_rate, int64_t step,
+                                                     RunMetadata* metadata) {
+  batch.push_back({"learning_rate", ScalarOf(loss_dtype_, learning_rate)});
+  if (has_training_flag_) batch.push_back({nn::kTrainingFlagName, Tensor::Scalar(true)});
+  // Random ops draw by the global step, so a resumed run draws what the uninterrupted
+  // one did (the session's own run counter restarts at 0).
+  return session_->Run(batch, {kLogits, kLoss},
+                       {.targets = update_nodes_, .step = static_cast<uint64_t>(step), .metadata = metadata});
+}
+
 int64_t Trainer::global_step() const {
   absl::StatusOr<Tensor> step = session_->GetVariable("global_step");
   return step.ok() ? step->GetAsInt64(0) : 0;
@@ -204,12 +218,7 @@ absl::StatusOr<TrainResult> Trainer::Fit(std::shared_ptr<const Dataset> train, s
       }
       if (!labels.valid()) return absl::InvalidArgumentError(absl::StrCat(train->source(), ": no 'labels' feature"));
       const double lr = schedule.At(step);
-      batch->push_back({"learning_rate", ScalarOf(loss_dtype_, lr)});
-      if (has_training_flag_) batch->push_back({nn::kTrainingFlagName, Tensor::Scalar(true)});
-      // Random ops draw by the global step, so a resumed run draws what the
-      // uninterrupted one did (the session's own run counter restarts at 0).
-      absl::StatusOr<std::vector<Tensor>> fetched =
-          session_->Run(*batch, {kLogits, kLoss}, {.targets = update_nodes_, .step = static_cast<uint64_t>(step)});
+      absl::StatusOr<std::vector<Tensor>> fetched = RunStep(*std::move(batch), lr, step, nullptr);
       if (!fetched.ok()) {
         return absl::Status(fetched.status().code(),
                             absl::StrCat("training step ", step, ": ", fetched.status().message()));

@@ -87,6 +87,12 @@ class Trainer {
   // Mean loss and accuracy over `data` with the current weights.
   absl::StatusOr<EvalResult> Evaluate(const std::shared_ptr<const Dataset>& data);
 
+  // One training step on `batch` (the model's inputs by name) at `learning_rate`:
+  // forward, backward, the optimizer's and the model's own updates (BatchNorm
+  // statistics), the step counter. Returns {logits, loss} before the update.
+  // `metadata`, when non-null, receives per-op timings.
+  absl::StatusOr<std::vector<Tensor>> Step(Batch batch, double learning_rate, RunMetadata* metadata = nullptr);
+
   Session& session() { return *session_; }
   // The nodes one training step runs (the optimizer updates and the step counter).
   const std::vector<std::string>& update_nodes() const { return update_nodes_; }
@@ -95,6 +101,7 @@ class Trainer {
 
  private:
   Trainer() = default;
+  absl::StatusOr<std::vector<Tensor>> RunStep(Batch batch, double learning_rate, int64_t step, RunMetadata* metadata);
 
   TrainerOptions options_;
   std::unique_ptr<Session> session_;
