@@ -154,6 +154,30 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
     }
   };
 
+  // One output of a 2-D pool whose window lies inside X (every tap valid): one_output
+  // without the per-output tap-range arithmetic, for planes too narrow for the vector
+  // rows (LeNet's 10x10 -> 5x5) and for their edge columns.
+  const bool direct = w.out[0] == 1 && w.kernel[0] == 1;
+  auto interior_output = [&](int64_t p, const float* xp, int64_t oh, int64_t ow, int64_t o) {
+    const int64_t ih0 = InputPos(w, 1, oh, 0), iw0 = InputPos(w, 2, ow, 0);
+    float best = xp[ih0 * w.in[2] + iw0];
+    int64_t bh = ih0, bw = iw0;
+    for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
+      const int64_t ih = ih0 + kh * w.dilation[1];
+      const float* row = xp + ih * w.in[2];
+      for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
+        const int64_t iw = iw0 + kw * w.dilation[2];
+        if (row[iw] > best) {
+          best = row[iw];
+          bh = ih;
+          bw = iw;
+        }
+      }
+    }
+    y_data[o] = best;
+    if (indices != nullptr) indices[o] = p * in_size + (column_major ? bw * w.in[1] + bh : bh * w.in[2] + bw);
+  };
+
   ctx.ParallelFor(planes, PlaneCost(w), [&](int64_t begin, int64_t end) {
     std::vector<int64_t> scratch_indices(indices == nullptr ? static_cast<size_t>(interior_n) : 0);
     for (int64_t p = begin; p < end; ++p) {
@@ -164,6 +188,7 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
           int64_t kh_lo, kh_hi;
           w.ValidTaps(1, oh, kh_lo, kh_hi);
           const bool vector = vector_rows && interior_n > 0 && kh_lo < kh_hi;
+          const bool full_rows = kh_hi - kh_lo == w.kernel[1];
           for (int64_t ow = 0; ow < w.out[2]; ++ow) {
             if (vector && ow == interior_begin) {
               int64_t* row_indices = indices != nullptr ? indices + o + ow : scratch_indices.data();
@@ -171,6 +196,10 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
               MaxPoolRowAvx2(RowSpan(w, xp, oh, kh_lo, kh_hi, ow, interior_n), y_data + o + ow, row_indices,
                              p * in_size, column_major ? 1 : w.in[2], column_major ? w.in[1] : 1);
               ow += interior_n - 1;
+              continue;
+            }
+            if (direct && full_rows && ow >= interior_begin && ow < interior_end) {
+              interior_output(p, xp, oh, ow, o + ow);
               continue;
             }
             one_output(p, xp, od, oh, ow, o + ow);
