@@ -24,6 +24,7 @@
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
 
 namespace tsr {
@@ -44,9 +45,7 @@ absl::Status ConvGradFilterKernel(KernelContext& ctx) {
   const std::optional<Window3d> window = MakeWindow3d(in_spatial, *geometry);
   if (!window.has_value()) {
     // Declined: four or more spatial dimensions are rare enough for the reference loops.
-    const KernelFn* reference = KernelRegistry::Global().Find("ConvGradFilter", kReferenceDevice, DType::kF32);
-    if (reference == nullptr) return ctx.Error("no reference ConvGradFilter kernel for f32");
-    return (*reference)(ctx);
+    return RunReferenceKernel(ctx);
   }
   const Window3d& w = *window;
   const int64_t batch = x.shape().dim(0);

@@ -32,6 +32,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
 
 namespace tsr {
@@ -124,9 +125,7 @@ absl::Status ConvKernel(KernelContext& ctx) {
   const std::optional<Window3d> window = MakeWindow3d(in_spatial, *geometry);
   if (!window.has_value()) {
     // Declined: four or more spatial dimensions are rare enough for the reference loops.
-    const KernelFn* reference = KernelRegistry::Global().Find("Conv", kReferenceDevice, DType::kF32);
-    if (reference == nullptr) return ctx.Error("no reference Conv kernel for f32");
-    return (*reference)(ctx);
+    return RunReferenceKernel(ctx);
   }
 
   ConvProblem p;

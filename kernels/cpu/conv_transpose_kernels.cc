@@ -27,6 +27,7 @@
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
 
 namespace tsr {
@@ -102,9 +103,7 @@ absl::Status ConvTransposeKernel(KernelContext& ctx) {
   std::optional<Window3d> window = MakeWindow3d(in_spatial, *geometry);
   if (!window.has_value()) {
     // Declined: four or more spatial dimensions are rare enough for the reference loops.
-    const KernelFn* reference = KernelRegistry::Global().Find("ConvTranspose", kReferenceDevice, DType::kF32);
-    if (reference == nullptr) return ctx.Error("no reference ConvTranspose kernel for f32");
-    return (*reference)(ctx);
+    return RunReferenceKernel(ctx);
   }
   // MakeWindow3d reads the geometry as a forward window over X; the adjoint Conv's
   // window runs over Y (the transposed output) with one position per X pixel.

@@ -20,6 +20,7 @@
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/elementwise_broadcast.h"
 #include "kernels/cpu/elementwise_loops.h"
+#include "kernels/cpu/reference_fallback.h"
 #include "kernels/cpu/vector_math.h"
 #include "kernels/kernel.h"
 
@@ -32,12 +33,6 @@ constexpr int64_t kArithmeticCost = 1;
 constexpr int64_t kDivCost = 4;
 constexpr int64_t kTranscendentalCost = 10;
 constexpr int64_t kPowCost = 40;
-
-absl::Status RunReferenceKernel(KernelContext& ctx, DType dtype) {
-  const KernelFn* fn = KernelRegistry::Global().Find(ctx.op_def().name, kReferenceDevice, dtype);
-  if (fn == nullptr) return ctx.Error(absl::StrCat("no kernel for dtype ", DTypeName(dtype)));
-  return (*fn)(ctx);
-}
 
 absl::StatusOr<BroadcastLayout> Layout(KernelContext& ctx, const Shape& out, absl::Span<const Shape> operands) {
   absl::StatusOr<BroadcastLayout> layout = MakeBroadcastLayout(out, operands);

@@ -19,7 +19,7 @@
 #include "graph/tensor.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/layout_copy.h"
-#include "kernels/cpu/layout_reference_fallback.h"
+#include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
 
 namespace tsr {

@@ -24,17 +24,12 @@
 #include "graph/tensor.h"
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
 
 namespace tsr {
 
 namespace {
-
-absl::Status RunReference(KernelContext& ctx, absl::string_view op) {
-  const KernelFn* reference = KernelRegistry::Global().Find(op, kReferenceDevice, DType::kF32);
-  if (reference == nullptr) return ctx.Error(absl::StrCat("no reference ", op, " kernel for f32"));
-  return (*reference)(ctx);
-}
 
 // The pooling window over X; nullopt for more than three spatial dimensions.
 absl::StatusOr<std::optional<Window3d>> GradWindow(const KernelContext& ctx) {
@@ -117,7 +112,7 @@ void MaxPoolGradPlane(const Window3d& w, const TapTable& t, const float* x, cons
 absl::Status MaxPoolGradKernel(KernelContext& ctx) {
   absl::StatusOr<std::optional<Window3d>> window = GradWindow(ctx);
   if (!window.ok()) return window.status();
-  if (!window->has_value()) return RunReference(ctx, "MaxPoolGrad");
+  if (!window->has_value()) return RunReferenceKernel(ctx);
   const Window3d& w = **window;
   const Tensor& x = ctx.input(0);
   const int64_t planes = x.shape().dim(0) * x.shape().dim(1);
@@ -167,7 +162,7 @@ void AveragePoolGradPlane(const Window3d& w, const TapTable& t, const std::vecto
 absl::Status AveragePoolGradKernel(KernelContext& ctx) {
   absl::StatusOr<std::optional<Window3d>> window = GradWindow(ctx);
   if (!window.ok()) return window.status();
-  if (!window->has_value()) return RunReference(ctx, "AveragePoolGrad");
+  if (!window->has_value()) return RunReferenceKernel(ctx);
   const Window3d& w = **window;
   const bool count_include_pad = ctx.GetInt("count_include_pad") == 1;
   // The divisor of every output position; like the reference, a window that counts no

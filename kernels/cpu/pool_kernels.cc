@@ -26,6 +26,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/pool_rows.h"
+#include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
 
 namespace tsr {
@@ -42,12 +43,6 @@ absl::StatusOr<std::optional<Window3d>> PoolWindow(const KernelContext& ctx) {
   absl::StatusOr<WindowGeometry> g = ComputeWindowGeometry(in_spatial, *spec);
   if (!g.ok()) return ctx.Error(g.status().message());
   return MakeWindow3d(in_spatial, *g);
-}
-
-absl::Status RunReference(KernelContext& ctx, absl::string_view op) {
-  const KernelFn* reference = KernelRegistry::Global().Find(op, kReferenceDevice, DType::kF32);
-  if (reference == nullptr) return ctx.Error(absl::StrCat("no reference ", op, " kernel for f32"));
-  return (*reference)(ctx);
 }
 
 // Valid tap ranges of the window at output (od, oh, ow).
@@ -105,7 +100,7 @@ PoolRowSpan RowSpan(const Window3d& w, const float* xp, int64_t oh, int64_t kh_l
 
 absl::Status MaxPoolKernel(KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(std::optional<Window3d> window, PoolWindow(ctx));
-  if (!window.has_value()) return RunReference(ctx, "MaxPool");
+  if (!window.has_value()) return RunReferenceKernel(ctx);
   const Window3d& w = *window;
   const Tensor& x = ctx.input(0);
   const int64_t planes = x.shape().dim(0) * x.shape().dim(1);
@@ -214,7 +209,7 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
 
 absl::Status AveragePoolKernel(KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(std::optional<Window3d> window, PoolWindow(ctx));
-  if (!window.has_value()) return RunReference(ctx, "AveragePool");
+  if (!window.has_value()) return RunReferenceKernel(ctx);
   const Window3d& w = *window;
   const Tensor& x = ctx.input(0);
   const int64_t planes = x.shape().dim(0) * x.shape().dim(1);
