@@ -155,22 +155,26 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
   const bool direct = w.out[0] == 1 && w.kernel[0] == 1;
   auto interior_output = [&](int64_t p, const float* xp, int64_t oh, int64_t ow, int64_t o) {
     const int64_t ih0 = InputPos(w, 1, oh, 0), iw0 = InputPos(w, 2, ow, 0);
-    float best = xp[ih0 * w.in[2] + iw0];
-    int64_t bh = ih0, bw = iw0;
+    const int64_t in_w = w.in[2];
+    float best = xp[ih0 * in_w + iw0];
+    int64_t best_at = ih0 * in_w + iw0;  // row-major offset in the plane
     for (int64_t kh = 0; kh < w.kernel[1]; ++kh) {
-      const int64_t ih = ih0 + kh * w.dilation[1];
-      const float* row = xp + ih * w.in[2];
+      const int64_t row = (ih0 + kh * w.dilation[1]) * in_w;
       for (int64_t kw = 0; kw < w.kernel[2]; ++kw) {
-        const int64_t iw = iw0 + kw * w.dilation[2];
-        if (row[iw] > best) {
-          best = row[iw];
-          bh = ih;
-          bw = iw;
-        }
+        const int64_t at = row + iw0 + kw * w.dilation[2];
+        const float v = xp[at];
+        // Branch-free (random data mispredicts a branch half the time): a later tap
+        // wins only when strictly greater, so ties and NaNs keep the first.
+        const bool greater = v > best;
+        best = greater ? v : best;
+        best_at = greater ? at : best_at;
       }
     }
     y_data[o] = best;
-    if (indices != nullptr) indices[o] = p * in_size + (column_major ? bw * w.in[1] + bh : bh * w.in[2] + bw);
+    if (indices != nullptr) {
+      const int64_t bh = best_at / in_w, bw = best_at % in_w;
+      indices[o] = p * in_size + (column_major ? bw * w.in[1] + bh : best_at);
+    }
   };
 
   ctx.ParallelFor(planes, PlaneCost(w), [&](int64_t begin, int64_t end) {
