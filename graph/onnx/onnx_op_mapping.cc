@@ -11,10 +11,7 @@
 
 namespace tsr {
 
-namespace {
-
-// A 1:1 mapping onto Tessera op `op`, copying the listed ONNX attributes.
-OnnxConverter Direct(std::string op, std::vector<std::string> attrs = {}) {
+OnnxConverter DirectOnnxMapping(std::string op, std::vector<std::string> attrs) {
   return
       [op = std::move(op), attrs = std::move(attrs)](OnnxNodeContext& ctx) -> absl::StatusOr<std::vector<TensorRef>> {
         AttrMap map;
@@ -22,6 +19,12 @@ OnnxConverter Direct(std::string op, std::vector<std::string> attrs = {}) {
         TSR_ASSIGN_OR_RETURN(Node * n, ctx.AddNode(op, ctx.inputs(), std::move(map)));
         return AllOutputs(*n);
       };
+}
+
+namespace {
+
+OnnxConverter Direct(std::string op, std::vector<std::string> attrs = {}) {
+  return DirectOnnxMapping(std::move(op), std::move(attrs));
 }
 
 const std::vector<std::string> kConvAttrs = {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
@@ -78,6 +81,9 @@ absl::flat_hash_map<std::string, OnnxOpMapping> BuildTable() {
   t["Sum"] = {ConvertSumOrMean};
   t["Mean"] = {ConvertSumOrMean};
   t["GlobalMaxPool"] = {ConvertGlobalMaxPool};
+  AddOnnxElementwiseMappings(t);
+  AddOnnxReductionMappings(t);
+  AddOnnxShapeMappings(t);
   return t;
 }
 

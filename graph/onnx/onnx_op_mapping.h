@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/onnx/onnx_node_context.h"
@@ -52,6 +53,15 @@ absl::StatusOr<std::vector<TensorRef>> ConvertConstant(OnnxNodeContext& ctx);
 absl::StatusOr<std::vector<TensorRef>> ConvertCast(OnnxNodeContext& ctx);
 absl::StatusOr<std::vector<TensorRef>> ConvertSumOrMean(OnnxNodeContext& ctx);
 absl::StatusOr<std::vector<TensorRef>> ConvertGlobalMaxPool(OnnxNodeContext& ctx);
+
+// A 1:1 mapping onto Tessera op `op`, copying the listed ONNX attributes.
+OnnxConverter DirectOnnxMapping(std::string op, std::vector<std::string> attrs = {});
+
+// The table, filled by domain: each adds its op types' entries.
+using OnnxOpTable = absl::flat_hash_map<std::string, OnnxOpMapping>;
+void AddOnnxElementwiseMappings(OnnxOpTable& table);  // onnx_elementwise_ops.cc
+void AddOnnxReductionMappings(OnnxOpTable& table);    // onnx_reduction_ops.cc
+void AddOnnxShapeMappings(OnnxOpTable& table);        // onnx_shape_ops.cc
 
 // Every output of `node`, for returning from a converter.
 std::vector<TensorRef> AllOutputs(const Node& node);
