@@ -19,28 +19,17 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "graph/dtype.h"
-#include "graph/ops/conv_geometry.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/node_window.h"
 #include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
 
 namespace tsr {
 
 namespace {
-
-// The pooling window over X; nullopt for more than three spatial dimensions.
-absl::StatusOr<std::optional<Window3d>> GradWindow(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
-  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
-  if (!spec.ok()) return ctx.Error(spec.status().message());
-  absl::StatusOr<WindowGeometry> g = ComputeWindowGeometry(in_spatial, *spec);
-  if (!g.ok()) return ctx.Error(g.status().message());
-  return MakeWindow3d(in_spatial, *g);
-}
 
 // Valid tap ranges [lo, hi) per dimension of every output position, one table per
 // dimension (the ranges along one dimension do not depend on the others).
@@ -110,7 +99,7 @@ void MaxPoolGradPlane(const Window3d& w, const TapTable& t, const float* x, cons
 }
 
 absl::Status MaxPoolGradKernel(KernelContext& ctx) {
-  absl::StatusOr<std::optional<Window3d>> window = GradWindow(ctx);
+  absl::StatusOr<std::optional<Window3d>> window = NodeWindow3d(ctx);
   if (!window.ok()) return window.status();
   if (!window->has_value()) return RunReferenceKernel(ctx);
   const Window3d& w = **window;
@@ -160,7 +149,7 @@ void AveragePoolGradPlane(const Window3d& w, const TapTable& t, const std::vecto
 }
 
 absl::Status AveragePoolGradKernel(KernelContext& ctx) {
-  absl::StatusOr<std::optional<Window3d>> window = GradWindow(ctx);
+  absl::StatusOr<std::optional<Window3d>> window = NodeWindow3d(ctx);
   if (!window.ok()) return window.status();
   if (!window->has_value()) return RunReferenceKernel(ctx);
   const Window3d& w = **window;

@@ -19,12 +19,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
 #include "graph/dtype.h"
-#include "graph/ops/conv_geometry.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/node_window.h"
 #include "kernels/cpu/pool_rows.h"
 #include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
@@ -32,18 +32,6 @@
 namespace tsr {
 
 namespace {
-
-// The window of a MaxPool / AveragePool node on X; nullopt when X
-// has more than three spatial dimensions.
-absl::StatusOr<std::optional<Window3d>> PoolWindow(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
-  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
-  if (!spec.ok()) return ctx.Error(spec.status().message());
-  absl::StatusOr<WindowGeometry> g = ComputeWindowGeometry(in_spatial, *spec);
-  if (!g.ok()) return ctx.Error(g.status().message());
-  return MakeWindow3d(in_spatial, *g);
-}
 
 // Valid tap ranges of the window at output (od, oh, ow).
 struct TapRange {
@@ -99,7 +87,7 @@ PoolRowSpan RowSpan(const Window3d& w, const float* xp, int64_t oh, int64_t kh_l
 }
 
 absl::Status MaxPoolKernel(KernelContext& ctx) {
-  TSR_ASSIGN_OR_RETURN(std::optional<Window3d> window, PoolWindow(ctx));
+  TSR_ASSIGN_OR_RETURN(std::optional<Window3d> window, NodeWindow3d(ctx));
   if (!window.has_value()) return RunReferenceKernel(ctx);
   const Window3d& w = *window;
   const Tensor& x = ctx.input(0);
@@ -212,7 +200,7 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
 }
 
 absl::Status AveragePoolKernel(KernelContext& ctx) {
-  TSR_ASSIGN_OR_RETURN(std::optional<Window3d> window, PoolWindow(ctx));
+  TSR_ASSIGN_OR_RETURN(std::optional<Window3d> window, NodeWindow3d(ctx));
   if (!window.has_value()) return RunReferenceKernel(ctx);
   const Window3d& w = *window;
   const Tensor& x = ctx.input(0);
