@@ -9,6 +9,8 @@
 // Conv's W [M, C/group, k...] is already ConvTranspose's [C_in, M_out/group, k...]
 // layout for an input of M channels, so no transpose of W is needed.
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "absl/types/span.h"
@@ -22,24 +24,52 @@ namespace tsr {
 
 namespace {
 
+// The window geometry of a Conv (transposed: ConvTranspose) node over X with W's
+// kernel; nullopt after reporting an invalid one on the node.
+std::optional<WindowGeometry> ResolveGeometry(GradientContext& ctx, bool transposed) {
+  const Output x = ctx.input(0), w = ctx.input(1);
+  const std::vector<int64_t> kernel(w.shape().dims().begin() + 2, w.shape().dims().end());
+  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
+  absl::StatusOr<WindowGeometry> g = absl::InternalError("unresolved");
+  if (transposed) {
+    absl::StatusOr<TransposedWindowSpec> spec = TransposedWindowSpecFromAttrs(ctx.attrs());
+    if (spec.ok()) spec->window.kernel = kernel;
+    g = spec.ok() ? ComputeTransposedWindowGeometry(in_spatial, *spec) : spec.status();
+  } else {
+    absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
+    if (spec.ok()) spec->kernel = kernel;
+    g = spec.ok() ? ComputeWindowGeometry(in_spatial, *spec) : spec.status();
+  }
+  if (!g.ok()) {
+    ctx.Error(g.status().message());
+    return std::nullopt;
+  }
+  return *std::move(g);
+}
+
+// strides, dilations, explicit pads [begin..., end...] and group of a resolved window.
+AttrMap ExplicitWindowAttrs(const WindowGeometry& g, int64_t group) {
+  std::vector<int64_t> pads = g.pads_begin;
+  pads.insert(pads.end(), g.pads_end.begin(), g.pads_end.end());
+  return {{"strides", AttrValue::Ints(g.strides)},
+          {"dilations", AttrValue::Ints(g.dilations)},
+          {"pads", AttrValue::Ints(pads)},
+          {"group", AttrValue::Int(group)}};
+}
+
+// dB: dY summed over every dim but the channels.
+Output BiasGrad(GraphBuilder& b, Output dy) {
+  std::vector<int64_t> axes = {0};
+  for (int i = 2; i < dy.rank(); ++i) axes.push_back(i);
+  return ops::ReduceSum(b, dy, axes, /*keepdims=*/false);
+}
+
 absl::Status ConvGrad(GradientContext& ctx) {
   GraphBuilder& b = ctx.b();
   const Output x = ctx.input(0), w = ctx.input(1), dy = ctx.output_grad(0);
-  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
-  if (!spec.ok()) {
-    ctx.Error(spec.status().message());
-    return absl::OkStatus();
-  }
-  spec->kernel.assign(w.shape().dims().begin() + 2, w.shape().dims().end());
-  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
-  absl::StatusOr<WindowGeometry> g = ComputeWindowGeometry(in_spatial, *spec);
-  if (!g.ok()) {
-    ctx.Error(g.status().message());
-    return absl::OkStatus();
-  }
-  std::vector<int64_t> pads = g->pads_begin;
-  pads.insert(pads.end(), g->pads_end.begin(), g->pads_end.end());
-  const int64_t group = ctx.GetInt("group");
+  const std::optional<WindowGeometry> g = ResolveGeometry(ctx, /*transposed=*/false);
+  if (!g.has_value()) return absl::OkStatus();
+  const AttrMap window = ExplicitWindowAttrs(*g, ctx.GetInt("group"));
   if (ctx.wants_input_grad(0)) {
     std::vector<int64_t> output_padding;
     for (int i = 0; i < g->num_spatial(); ++i) {
@@ -47,28 +77,18 @@ absl::Status ConvGrad(GradientContext& ctx) {
       // to s - 1 larger (the positions past the last window).
       const int64_t reached =
           g->strides[i] * (g->output[i] - 1) + g->effective_kernel(i) - g->pads_begin[i] - g->pads_end[i];
-      output_padding.push_back(in_spatial[i] - reached);
+      output_padding.push_back(x.shape().dim(i + 2) - reached);
     }
-    ctx.set_input_grad(0, b.Op1("ConvTranspose", {dy, w},
-                                {{"strides", AttrValue::Ints(g->strides)},
-                                 {"dilations", AttrValue::Ints(g->dilations)},
-                                 {"pads", AttrValue::Ints(pads)},
-                                 {"group", AttrValue::Int(group)},
-                                 {"output_padding", AttrValue::Ints(output_padding)}}));
+    AttrMap attrs = window;
+    attrs["output_padding"] = AttrValue::Ints(output_padding);
+    ctx.set_input_grad(0, b.Op1("ConvTranspose", {dy, w}, std::move(attrs)));
   }
   if (ctx.wants_input_grad(1)) {
-    ctx.set_input_grad(1, b.Op1("ConvGradFilter", {x, dy},
-                                {{"kernel_shape", AttrValue::Ints(g->kernel)},
-                                 {"strides", AttrValue::Ints(g->strides)},
-                                 {"dilations", AttrValue::Ints(g->dilations)},
-                                 {"pads", AttrValue::Ints(pads)},
-                                 {"group", AttrValue::Int(group)}}));
+    AttrMap attrs = window;
+    attrs["kernel_shape"] = AttrValue::Ints(g->kernel);
+    ctx.set_input_grad(1, b.Op1("ConvGradFilter", {x, dy}, std::move(attrs)));
   }
-  if (ctx.num_inputs() > 2 && ctx.wants_input_grad(2)) {
-    std::vector<int64_t> axes = {0};
-    for (int i = 2; i < dy.rank(); ++i) axes.push_back(i);
-    ctx.set_input_grad(2, ops::ReduceSum(b, dy, axes, /*keepdims=*/false));
-  }
+  if (ctx.num_inputs() > 2 && ctx.wants_input_grad(2)) ctx.set_input_grad(2, BiasGrad(b, dy));
   return absl::OkStatus();
 }
 
@@ -84,25 +104,12 @@ absl::Status ConvGrad(GradientContext& ctx) {
 absl::Status ConvTransposeGrad(GradientContext& ctx) {
   GraphBuilder& b = ctx.b();
   const Output x = ctx.input(0), w = ctx.input(1), dy = ctx.output_grad(0);
-  absl::StatusOr<TransposedWindowSpec> spec = TransposedWindowSpecFromAttrs(ctx.attrs());
-  if (!spec.ok()) {
-    ctx.Error(spec.status().message());
-    return absl::OkStatus();
-  }
-  spec->window.kernel.assign(w.shape().dims().begin() + 2, w.shape().dims().end());
-  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
-  absl::StatusOr<WindowGeometry> g = ComputeTransposedWindowGeometry(in_spatial, *spec);
-  if (!g.ok()) {
-    ctx.Error(g.status().message());
-    return absl::OkStatus();
-  }
-  std::vector<int64_t> pads = g->pads_begin;
-  pads.insert(pads.end(), g->pads_end.begin(), g->pads_end.end());
-  const int64_t group = ctx.GetInt("group");
+  const std::optional<WindowGeometry> g = ResolveGeometry(ctx, /*transposed=*/true);
+  if (!g.has_value()) return absl::OkStatus();
   std::vector<int64_t> starts, ends, axes;
   for (int i = 0; i < g->num_spatial(); ++i) {
     const int64_t reached =
-        g->strides[i] * (in_spatial[i] - 1) + g->effective_kernel(i) - g->pads_begin[i] - g->pads_end[i];
+        g->strides[i] * (x.shape().dim(i + 2) - 1) + g->effective_kernel(i) - g->pads_begin[i] - g->pads_end[i];
     if (g->output[i] - reached >= g->strides[i]) {  // fewer: Conv's floor already drops them
       starts.push_back(0);
       ends.push_back(reached);
@@ -110,21 +117,14 @@ absl::Status ConvTransposeGrad(GradientContext& ctx) {
     }
   }
   const Output reached_dy = starts.empty() ? dy : ops::Slice(b, dy, starts, ends, axes);
-  const AttrMap window = {{"strides", AttrValue::Ints(g->strides)},
-                          {"dilations", AttrValue::Ints(g->dilations)},
-                          {"pads", AttrValue::Ints(pads)},
-                          {"group", AttrValue::Int(group)}};
+  const AttrMap window = ExplicitWindowAttrs(*g, ctx.GetInt("group"));
   if (ctx.wants_input_grad(0)) ctx.set_input_grad(0, b.Op1("Conv", {reached_dy, w}, window));
   if (ctx.wants_input_grad(1)) {
     AttrMap attrs = window;
     attrs["kernel_shape"] = AttrValue::Ints(g->kernel);
     ctx.set_input_grad(1, b.Op1("ConvGradFilter", {reached_dy, x}, std::move(attrs)));
   }
-  if (ctx.num_inputs() > 2 && ctx.wants_input_grad(2)) {
-    std::vector<int64_t> reduce = {0};
-    for (int i = 2; i < dy.rank(); ++i) reduce.push_back(i);
-    ctx.set_input_grad(2, ops::ReduceSum(b, dy, reduce, /*keepdims=*/false));
-  }
+  if (ctx.num_inputs() > 2 && ctx.wants_input_grad(2)) ctx.set_input_grad(2, BiasGrad(b, dy));
   return absl::OkStatus();
 }
 

@@ -14,48 +14,23 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "graph/attribute.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/run_op.h"
 #include "tests/kernels/cpu/cpu_test_util.h"
+#include "tests/kernels/cpu/pool_test_cases.h"
 
 namespace tsr {
 namespace {
 
 using testing::CpuIsaTest;
 using testing::ExpectCpuMatchesReference;
+using testing::PoolCase;
 using testing::RandomF32;
 
 // Overlapping windows add into dX in f32 (the reference adds in double).
 constexpr double kTolerance = 1e-5;
-
-struct PoolCase {
-  std::vector<int64_t> x;  // [N, C, spatial...]
-  std::vector<int64_t> kernel;
-  std::vector<int64_t> strides = {};
-  std::vector<int64_t> pads = {};
-  std::vector<int64_t> dilations = {};
-  std::string auto_pad = "NOTSET";
-  int64_t ceil_mode = 0;
-};
-
-std::string Describe(const PoolCase& c) {
-  return absl::StrCat("x=[", absl::StrJoin(c.x, ","), "] kernel=[", absl::StrJoin(c.kernel, ","), "] strides=[",
-                      absl::StrJoin(c.strides, ","), "] pads=[", absl::StrJoin(c.pads, ","), "] dilations=[",
-                      absl::StrJoin(c.dilations, ","), "] auto_pad=", c.auto_pad, " ceil_mode=", c.ceil_mode);
-}
-
-AttrMap Attrs(const PoolCase& c) {
-  AttrMap attrs{{"kernel_shape", AttrValue::Ints(c.kernel)},
-                {"auto_pad", AttrValue::String(c.auto_pad)},
-                {"ceil_mode", AttrValue::Int(c.ceil_mode)}};
-  if (!c.strides.empty()) attrs["strides"] = AttrValue::Ints(c.strides);
-  if (!c.pads.empty()) attrs["pads"] = AttrValue::Ints(c.pads);
-  if (!c.dilations.empty()) attrs["dilations"] = AttrValue::Ints(c.dilations);
-  return attrs;
-}
 
 // X (on a coarse grid when `coarse`, which makes ties, optionally with NaNs) and a
 // random dY of the forward MaxPool's output shape.
@@ -71,7 +46,7 @@ std::vector<std::optional<Tensor>> Operands(const PoolCase& c, uint32_t seed, bo
       if (i++ % 7 == 3) v = std::numeric_limits<float>::quiet_NaN();
     }
   }
-  absl::StatusOr<std::vector<Tensor>> y = RunOp("MaxPool", {x}, Attrs(c));
+  absl::StatusOr<std::vector<Tensor>> y = RunOp("MaxPool", {x}, PoolAttrs(c));
   EXPECT_TRUE(y.ok()) << y.status();
   if (!y.ok()) return {};
   Tensor dy = RandomF32(rng, (*y)[0].shape());
@@ -82,7 +57,7 @@ void CheckMaxPoolGrad(const PoolCase& c, uint32_t seed, bool coarse = false, boo
   SCOPED_TRACE(absl::StrCat("MaxPoolGrad seed=", seed, " coarse=", coarse, " nans=", nans, " ", Describe(c)));
   const std::vector<std::optional<Tensor>> inputs = Operands(c, seed, coarse, nans);
   ASSERT_FALSE(inputs.empty());
-  ExpectCpuMatchesReference("MaxPoolGrad", inputs, Attrs(c), kTolerance);
+  ExpectCpuMatchesReference("MaxPoolGrad", inputs, PoolAttrs(c), kTolerance);
 }
 
 void CheckAveragePoolGrad(const PoolCase& c, uint32_t seed) {
@@ -91,7 +66,7 @@ void CheckAveragePoolGrad(const PoolCase& c, uint32_t seed) {
   ASSERT_FALSE(inputs.empty());
   for (int64_t count_include_pad : {0, 1}) {
     SCOPED_TRACE(absl::StrCat("count_include_pad=", count_include_pad));
-    AttrMap attrs = Attrs(c);
+    AttrMap attrs = PoolAttrs(c);
     attrs["count_include_pad"] = AttrValue::Int(count_include_pad);
     ExpectCpuMatchesReference("AveragePoolGrad", inputs, attrs, kTolerance);
   }
@@ -181,8 +156,8 @@ TEST_P(PoolGradKernelTest, WindowOfOnlyPaddingIsTheReferenceError) {
       RunOpOptions cpu;
       cpu.device = kCpuDevice;
       cpu.fall_back_to_reference = false;
-      const absl::StatusOr<std::vector<Tensor>> want = RunOp(op, inputs, Attrs(c.pool), reference);
-      const absl::StatusOr<std::vector<Tensor>> got = RunOp(op, inputs, Attrs(c.pool), cpu);
+      const absl::StatusOr<std::vector<Tensor>> want = RunOp(op, inputs, PoolAttrs(c.pool), reference);
+      const absl::StatusOr<std::vector<Tensor>> got = RunOp(op, inputs, PoolAttrs(c.pool), cpu);
       ASSERT_FALSE(want.ok());
       EXPECT_EQ(got.status(), want.status());
     }

@@ -17,39 +17,15 @@
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "tests/kernels/cpu/cpu_test_util.h"
+#include "tests/kernels/cpu/pool_test_cases.h"
 
 namespace tsr {
 namespace {
 
 using testing::CpuIsaTest;
 using testing::ExpectCpuMatchesReference;
+using testing::PoolCase;
 using testing::RandomF32;
-
-struct PoolCase {
-  std::vector<int64_t> x;  // [N, C, spatial...]
-  std::vector<int64_t> kernel;
-  std::vector<int64_t> strides = {};
-  std::vector<int64_t> pads = {};
-  std::vector<int64_t> dilations = {};
-  std::string auto_pad = "NOTSET";
-  int64_t ceil_mode = 0;
-};
-
-std::string Describe(const PoolCase& c) {
-  return absl::StrCat("x=[", absl::StrJoin(c.x, ","), "] kernel=[", absl::StrJoin(c.kernel, ","), "] strides=[",
-                      absl::StrJoin(c.strides, ","), "] pads=[", absl::StrJoin(c.pads, ","), "] dilations=[",
-                      absl::StrJoin(c.dilations, ","), "] auto_pad=", c.auto_pad, " ceil_mode=", c.ceil_mode);
-}
-
-AttrMap Attrs(const PoolCase& c) {
-  AttrMap attrs{{"kernel_shape", AttrValue::Ints(c.kernel)},
-                {"auto_pad", AttrValue::String(c.auto_pad)},
-                {"ceil_mode", AttrValue::Int(c.ceil_mode)}};
-  if (!c.strides.empty()) attrs["strides"] = AttrValue::Ints(c.strides);
-  if (!c.pads.empty()) attrs["pads"] = AttrValue::Ints(c.pads);
-  if (!c.dilations.empty()) attrs["dilations"] = AttrValue::Ints(c.dilations);
-  return attrs;
-}
 
 // Values on a coarse grid make ties, which test that the first maximum wins.
 Tensor Input(const std::vector<int64_t>& dims, uint32_t seed, bool coarse) {
@@ -64,7 +40,7 @@ Tensor Input(const std::vector<int64_t>& dims, uint32_t seed, bool coarse) {
 void CheckMaxPool(const PoolCase& c, uint32_t seed, bool coarse = false) {
   SCOPED_TRACE(absl::StrCat("MaxPool seed=", seed, " coarse=", coarse, " ", Describe(c)));
   for (int64_t storage_order : {0, 1}) {
-    AttrMap attrs = Attrs(c);
+    AttrMap attrs = PoolAttrs(c);
     attrs["storage_order"] = AttrValue::Int(storage_order);
     ExpectCpuMatchesReference("MaxPool", {Input(c.x, seed, coarse)}, attrs, 0.0);
   }
@@ -73,7 +49,7 @@ void CheckMaxPool(const PoolCase& c, uint32_t seed, bool coarse = false) {
 void CheckAveragePool(const PoolCase& c, uint32_t seed) {
   SCOPED_TRACE(absl::StrCat("AveragePool seed=", seed, " ", Describe(c)));
   for (int64_t count_include_pad : {0, 1}) {
-    AttrMap attrs = Attrs(c);
+    AttrMap attrs = PoolAttrs(c);
     attrs["count_include_pad"] = AttrValue::Int(count_include_pad);
     ExpectCpuMatchesReference("AveragePool", {Input(c.x, seed, false)}, attrs, 1e-5);
   }
