@@ -9,7 +9,9 @@
 // sum in its own buffer, the chunks added in order: chunks run on different threads,
 // yet the summation order, and the result, depend only on the shapes. With fewer than
 // kMinChunks chunks the images run in order with Sgemm splitting its M/N loops over
-// the threads instead. More than three spatial dimensions run the reference kernel.
+// the threads instead. Few input channels per output at stride 1 (conv_direct.h's
+// DirectConvApplies) run direct loops instead, with no GEMM, when the input is
+// finite. More than three spatial dimensions run the reference kernel.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -20,6 +22,7 @@
 #include "graph/ops/conv_geometry.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/aligned_buffer.h"
+#include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_im2col.h"
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -61,6 +64,10 @@ absl::Status ConvGradFilterKernel(KernelContext& ctx) {
 
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
+  if (DirectConvApplies(w, c_per_group) &&
+      DirectConvGradFilter(w, batch, channels, out_channels, group, xp, dyp, dw, ctx.parallel_for())) {
+    return absl::OkStatus();
+  }
   const int64_t chunks = (batch + kChunkImages - 1) / kChunkImages;
   const bool by_chunk = chunks >= kMinChunks;
   const int64_t partials = by_chunk ? chunks : 1;

@@ -4,6 +4,9 @@
 //     (conv_depthwise.h), since a GEMM would have a single row per group;
 //   - 3x3, stride 1, undilated, ungrouped 2-D with enough channels, at AVX2 and
 //     above: Winograd (conv_winograd.h), which needs 2.25x to 4x fewer multiplies;
+//   - few input channels per output (C/group * taps <= 160), stride 1, 1-D or 2-D,
+//     at AVX2 and above: direct loops over zero-padded planes (conv_direct.h), as
+//     the GEMMs would be thin and dominated by their packing;
 //   - 1x1, stride 1, no padding: the input of each image and group already is the
 //     [C/group, pixels] matrix, so one Sgemm on it directly, with no copy;
 //   - 1x1, strided, no padding: the input subsampled into that matrix, then Sgemm;
@@ -25,6 +28,7 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/conv_depthwise.h"
+#include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_im2col.h"
 #include "kernels/cpu/conv_im2col_row.h"
 #include "kernels/cpu/conv_window.h"
@@ -167,6 +171,11 @@ absl::Status ConvKernel(KernelContext& ctx) {
 
   if (const int tile = ChooseWinogradTile(p.w, p.channels, p.out_channels, p.group); tile != 0) {
     WinogradConv(p.w, tile, batch, p.channels, p.out_channels, p.x, p.weights, p.bias, p.y, ctx.parallel_for());
+    return absl::OkStatus();
+  }
+
+  if (DirectConvApplies(p.w, p.c_per_group)) {
+    DirectConv(p.w, batch, p.channels, p.out_channels, p.group, p.x, p.weights, p.bias, p.y, ctx.parallel_for());
     return absl::OkStatus();
   }
 
