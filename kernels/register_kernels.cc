@@ -9,6 +9,7 @@ absl::Status RegisterBuiltinKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterReferenceSourceKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceElementwiseKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceActivationKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceMathKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceReductionKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceRandomKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceMatMulKernels(registry));
@@ -16,8 +17,10 @@ absl::Status RegisterBuiltinKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterReferencePoolKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceNormalizationKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceLossKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceEinsumKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceShapeKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceIndexingKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceResizeKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceOptimizerKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceGradientKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuKernels(registry));

@@ -16,6 +16,7 @@ absl::Status RegisterReferenceSourceKernels(
     KernelRegistry& registry);  // Constant, Identity (Placeholder/Variable are runtime-fed)
 absl::Status RegisterReferenceElementwiseKernels(KernelRegistry& registry);  // elementwise_ops.cc's ops
 absl::Status RegisterReferenceActivationKernels(KernelRegistry& registry);
+absl::Status RegisterReferenceMathKernels(KernelRegistry& registry);  // math_ops.cc's ops
 absl::Status RegisterReferenceReductionKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceRandomKernels(KernelRegistry& registry);  // Dropout
 absl::Status RegisterReferenceMatMulKernels(KernelRegistry& registry);
@@ -23,8 +24,10 @@ absl::Status RegisterReferenceConvKernels(KernelRegistry& registry);
 absl::Status RegisterReferencePoolKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceNormalizationKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceLossKernels(KernelRegistry& registry);
+absl::Status RegisterReferenceEinsumKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceShapeKernels(KernelRegistry& registry);  // shape_ops.cc + layout_ops.cc
 absl::Status RegisterReferenceIndexingKernels(KernelRegistry& registry);
+absl::Status RegisterReferenceResizeKernels(KernelRegistry& registry);  // Resize, ResizeGrad
 absl::Status RegisterReferenceOptimizerKernels(KernelRegistry& registry);  // SGDUpdate, ..., Increment
 absl::Status RegisterReferenceGradientKernels(KernelRegistry& registry);   // graph/ops/gradient_ops.cc
 

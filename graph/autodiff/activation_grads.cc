@@ -1,5 +1,5 @@
 // Gradients of the activation functions, from the forward output where that is
-// cheaper (Sigmoid, Tanh) and from the input otherwise.
+// cheaper (Sigmoid, Tanh, Elu, Selu, Celu) and from the input otherwise.
 #include <cmath>
 
 #include "graph/autodiff/gradient_context.h"
@@ -98,6 +98,96 @@ absl::Status GeluGrad(GradientContext& ctx) {
   return absl::OkStatus();
 }
 
+// dx = dy where x >= 0, dy * slope below; dslope = dy * x below 0, summed to the
+// slope's shape (it broadcasts to x's).
+absl::Status PReluGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), slope = ctx.input(1), dy = ctx.output_grad(0), zero = ctx.Scalar(0.0, x);
+  const Output negative = ops::Less(b, x, zero);
+  if (ctx.wants_input_grad(0)) ctx.set_input_grad(0, ops::Where(b, negative, ops::Mul(b, dy, slope), dy));
+  if (ctx.wants_input_grad(1)) {
+    ctx.set_input_grad(1, ctx.SumToShape(ops::Where(b, negative, ops::Mul(b, dy, x), zero), slope.shape()));
+  }
+  return absl::OkStatus();
+}
+
+// Below 0, y = alpha (e^x - 1) has slope alpha e^x = y + alpha.
+absl::Status EluGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), y = ctx.output(0), dy = ctx.output_grad(0);
+  const Output below = ops::Mul(b, dy, ops::Add(b, y, ctx.Scalar(ctx.GetFloat("alpha"), y)));
+  ctx.set_input_grad(0, ops::Where(b, ops::Greater(b, x, ctx.Scalar(0.0, x)), dy, below));
+  return absl::OkStatus();
+}
+
+// gamma above 0; below, y = gamma alpha (e^x - 1) has slope y + gamma alpha.
+absl::Status SeluGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), y = ctx.output(0), dy = ctx.output_grad(0);
+  const double alpha = ctx.GetFloat("alpha"), gamma = ctx.GetFloat("gamma");
+  const Output above = ops::Mul(b, dy, ctx.Scalar(gamma, y));
+  const Output below = ops::Mul(b, dy, ops::Add(b, y, ctx.Scalar(gamma * alpha, y)));
+  ctx.set_input_grad(0, ops::Where(b, ops::Greater(b, x, ctx.Scalar(0.0, x)), above, below));
+  return absl::OkStatus();
+}
+
+// Below 0, y = alpha (e^(x/alpha) - 1) has slope e^(x/alpha) = y / alpha + 1.
+absl::Status CeluGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), y = ctx.output(0), dy = ctx.output_grad(0);
+  const Output slope = ops::Add(b, ops::Div(b, y, ctx.Scalar(ctx.GetFloat("alpha"), y)), ctx.Scalar(1.0, y));
+  ctx.set_input_grad(0, ops::Where(b, ops::Greater(b, x, ctx.Scalar(0.0, x)), dy, ops::Mul(b, dy, slope)));
+  return absl::OkStatus();
+}
+
+// alpha where 0 < alpha x + beta < 1, 0 where clamped.
+absl::Status HardSigmoidGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), dy = ctx.output_grad(0);
+  const double alpha = ctx.GetFloat("alpha");
+  const Output v = ops::Add(b, ops::Mul(b, x, ctx.Scalar(alpha, x)), ctx.Scalar(ctx.GetFloat("beta"), x));
+  const Output inside = ops::And(b, ops::Greater(b, v, ctx.Scalar(0.0, x)), ops::Less(b, v, ctx.Scalar(1.0, x)));
+  ctx.set_input_grad(0, ops::Where(b, inside, ops::Mul(b, dy, ctx.Scalar(alpha, x)), ctx.Scalar(0.0, x)));
+  return absl::OkStatus();
+}
+
+// y = x hardsigmoid(x): 0 below -3, 1 above 3, x / 3 + 1/2 between.
+absl::Status HardSwishGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), dy = ctx.output_grad(0);
+  const Output middle = ops::Mul(b, dy, ops::Add(b, ops::Div(b, x, ctx.Scalar(3.0, x)), ctx.Scalar(0.5, x)));
+  const Output upper = ops::Where(b, ops::Greater(b, x, ctx.Scalar(3.0, x)), dy, middle);
+  ctx.set_input_grad(0, ops::Where(b, ops::Less(b, x, ctx.Scalar(-3.0, x)), ctx.Scalar(0.0, x), upper));
+  return absl::OkStatus();
+}
+
+// softsign' = 1 / (1 + |x|)^2.
+absl::Status SoftsignGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0);
+  const Output d = ops::Add(b, ctx.Scalar(1.0, x), ops::Abs(b, x));
+  ctx.set_input_grad(0, ops::Div(b, ctx.output_grad(0), ops::Mul(b, d, d)));
+  return absl::OkStatus();
+}
+
+absl::Status ThresholdedReluGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0);
+  const Output above = ops::Greater(b, x, ctx.Scalar(ctx.GetFloat("alpha"), x));
+  ctx.set_input_grad(0, ops::Where(b, above, ctx.output_grad(0), ctx.Scalar(0.0, x)));
+  return absl::OkStatus();
+}
+
+// 1 outside [-lambd, lambd] (the bias only shifts), 0 inside.
+absl::Status ShrinkGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0);
+  const double lambd = ctx.GetFloat("lambd");
+  const Output outside = ops::Or(b, ops::Less(b, x, ctx.Scalar(-lambd, x)), ops::Greater(b, x, ctx.Scalar(lambd, x)));
+  ctx.set_input_grad(0, ops::Where(b, outside, ctx.output_grad(0), ctx.Scalar(0.0, x)));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterActivationGradients(OpRegistry& registry) {
@@ -109,6 +199,15 @@ absl::Status RegisterActivationGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Softplus", SoftplusGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Silu", SiluGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Gelu", GeluGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "PRelu", PReluGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Elu", EluGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Selu", SeluGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Celu", CeluGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "HardSigmoid", HardSigmoidGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "HardSwish", HardSwishGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Softsign", SoftsignGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "ThresholdedRelu", ThresholdedReluGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Shrink", ShrinkGrad));
   return absl::OkStatus();
 }
 

@@ -66,6 +66,20 @@ absl::Status PowGrad(GradientContext& ctx) {
   return absl::OkStatus();
 }
 
+// Float Mod is C fmod: r = a - trunc(a / b) * b, so da = dy and db = -dy * trunc(a / b)
+// (with trunc(q) = sign(q) * floor(|q|)). Integer Mod has no gradient to take.
+absl::Status ModGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output dy = ctx.output_grad(0), a = ctx.input(0), d = ctx.input(1);
+  SetSummed(ctx, 0, dy);
+  if (ctx.wants_input_grad(1)) {
+    const Output q = ops::Div(b, a, d);
+    const Output trunc = ops::Mul(b, ops::Sign(b, q), ops::Floor(b, ops::Abs(b, q)));
+    SetSummed(ctx, 1, ops::Neg(b, ops::Mul(b, dy, trunc)));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status NegGrad(GradientContext& ctx) {
   ctx.set_input_grad(0, ops::Neg(ctx.b(), ctx.output_grad(0)));
   return absl::OkStatus();
@@ -178,6 +192,7 @@ absl::Status RegisterElementwiseGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Mul", MulGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Div", DivGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Pow", PowGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Mod", ModGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Neg", NegGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Abs", AbsGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Exp", ExpGrad));

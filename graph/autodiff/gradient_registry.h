@@ -13,11 +13,14 @@ namespace tsr {
 // Sets `op`'s gradient function; NotFound when the registry has no such op.
 absl::Status SetGradient(OpRegistry& registry, absl::string_view op, GradientFn fn);
 
-// Identity, Add, Sub, Mul, Div, Pow, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal,
+// Identity, Add, Sub, Mul, Div, Pow, Mod, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal,
 // Max, Min, Where, Clip, Cast.
 absl::Status RegisterElementwiseGradients(OpRegistry& registry);
-// Relu, LeakyRelu, Sigmoid, Tanh, Erf, Softplus, Silu, Gelu.
+// Relu, LeakyRelu, PRelu, Sigmoid, Tanh, Erf, Softplus, Silu, Gelu, Elu, Selu, Celu,
+// HardSigmoid, HardSwish, Softsign, ThresholdedRelu, Shrink.
 absl::Status RegisterActivationGradients(OpRegistry& registry);
+// Sin ... Atanh (math_ops.cc); Floor, Ceil, Round, Sign (zero).
+absl::Status RegisterMathGradients(OpRegistry& registry);
 // MatMul, Gemm.
 absl::Status RegisterMatMulGradients(OpRegistry& registry);
 // ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL2, ReduceProd.

@@ -178,6 +178,7 @@ absl::Status SetGradient(OpRegistry& registry, absl::string_view op, GradientFn 
 absl::Status RegisterBuiltinGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterElementwiseGradients(registry));
   TSR_RETURN_IF_ERROR(RegisterActivationGradients(registry));
+  TSR_RETURN_IF_ERROR(RegisterMathGradients(registry));
   TSR_RETURN_IF_ERROR(RegisterMatMulGradients(registry));
   TSR_RETURN_IF_ERROR(RegisterReductionGradients(registry));
   TSR_RETURN_IF_ERROR(RegisterShapeGradients(registry));

@@ -4,7 +4,8 @@
 // may skip); constant-mode Pad takes the slice of the gradient where the data landed
 // (and pads it back where negative pads cropped), the other modes go through PadGrad;
 // Tile sums the gradient over the repeats; GatherElements and ScatterElements swap
-// into each other.
+// into each other, as do GatherND and ScatterND; Compress (a Gather of the constant
+// condition's true positions) scatters back through GatherGrad.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -154,6 +155,56 @@ absl::Status ScatterElementsGrad(GradientContext& ctx) {
   return absl::OkStatus();
 }
 
+// Y = GatherND(X, idx): dX scatter-adds dY at idx. With batch_dims > 0 the index
+// tuples address each batch entry separately, which ScatterND cannot express: refused.
+absl::Status GatherNDGrad(GradientContext& ctx) {
+  if (ctx.GetInt("batch_dims") != 0) {
+    ctx.Error("GatherND with batch_dims > 0 has no gradient");
+    return absl::OkStatus();
+  }
+  ctx.set_input_grad(0, ops::ScatterND(ctx.b(), ctx.ZerosLike(ctx.input(0)), ctx.input(1), ctx.output_grad(0), "add"));
+  return absl::OkStatus();
+}
+
+// As ScatterElementsGrad: 'none' zeroes dY where X was overwritten (repeated tuples are
+// undefined in ONNX; each copy gets the gradient), 'add' passes dY; dU gathers dY.
+absl::Status ScatterNDGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const std::string reduction = ctx.GetString("reduction");
+  if (reduction != "none" && reduction != "add") {
+    ctx.Error(absl::StrCat("reduction '", reduction, "' has no gradient (only 'none' and 'add' do)"));
+    return absl::OkStatus();
+  }
+  const Output dy = ctx.output_grad(0), indices = ctx.input(1);
+  if (ctx.wants_input_grad(0)) {
+    ctx.set_input_grad(0, reduction == "add" ? dy : ops::ScatterND(b, dy, indices, ctx.ZerosLike(ctx.input(2))));
+  }
+  if (ctx.wants_input_grad(2)) ctx.set_input_grad(2, ops::GatherND(b, dy, indices));
+  return absl::OkStatus();
+}
+
+// Compress keeps the positions where the constant condition is true: a Gather of
+// those positions along the axis (of the flattened input without one).
+absl::Status CompressGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const std::vector<int64_t> condition = ConstantInts(ctx, 1);
+  if (!b.ok()) return absl::OkStatus();
+  std::vector<int64_t> kept;
+  for (size_t i = 0; i < condition.size(); ++i) {
+    if (condition[i] != 0) kept.push_back(static_cast<int64_t>(i));
+  }
+  const Output x = ctx.input(0), dy = ctx.output_grad(0);
+  const Output positions = ops::Const(b, kept);
+  if (ctx.has_attr("axis")) {
+    ctx.set_input_grad(0, b.Op1("GatherGrad", {dy, positions, x}, {{"axis", AttrValue::Int(ctx.GetInt("axis"))}}));
+    return absl::OkStatus();
+  }
+  const Output flat = ops::Reshape(b, x, {-1});
+  const Output grad = b.Op1("GatherGrad", {dy, positions, flat}, {{"axis", AttrValue::Int(0)}});
+  ctx.set_input_grad(0, ctx.ReshapeTo(grad, x.shape()));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterIndexingGradients(OpRegistry& registry) {
@@ -163,6 +214,9 @@ absl::Status RegisterIndexingGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Tile", TileGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "GatherElements", GatherElementsGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "ScatterElements", ScatterElementsGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "GatherND", GatherNDGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "ScatterND", ScatterNDGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Compress", CompressGrad));
   return absl::OkStatus();
 }
 

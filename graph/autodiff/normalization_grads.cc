@@ -10,6 +10,11 @@
 // LayerNormalization: LayerNormalizationGrad(X, dY * Scale) likewise; Scale and B
 // broadcast onto X's trailing dims, so their gradients are summed back to their shapes.
 // The Mean and InvStdDev outputs carry no gradient here.
+//
+// InstanceNormalization is a LayerNormalization over axes 2.. with per-channel
+// parameters: LayerNormalizationGrad(X, dY * scale, axis=2). MeanVarianceNormalization
+// and LRN are compositions of elementwise ops and sums (formulas at each function).
+// Hardmax is piecewise constant: its gradient is zero.
 #include <cstdint>
 #include <vector>
 
@@ -101,11 +106,104 @@ absl::Status LayerNormalizationGrad(GradientContext& ctx) {
   return absl::OkStatus();
 }
 
+// Per-channel [C] parameter `p` as [C, 1, ...] against x [N, C, D...].
+Output PerChannel(GraphBuilder& b, Output p, const Output& x) {
+  std::vector<int64_t> shape = {-1};
+  for (int i = 2; i < x.rank(); ++i) shape.push_back(1);
+  return ops::Reshape(b, p, shape);
+}
+
+absl::Status InstanceNormalizationGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), dy = ctx.output_grad(0);
+  std::vector<Output> grads =
+      b.Op("LayerNormalizationGrad", {x, ops::Mul(b, dy, PerChannel(b, ctx.input(1), x))},
+           {{"axis", AttrValue::Int(2)}, {"epsilon", AttrValue::Float(ctx.GetFloat("epsilon"))}});
+  if (!b.ok()) return absl::OkStatus();
+  std::vector<int64_t> axes = {0};
+  for (int i = 2; i < x.rank(); ++i) axes.push_back(i);
+  if (ctx.wants_input_grad(0)) ctx.set_input_grad(0, grads[0]);
+  if (ctx.wants_input_grad(1)) {
+    ctx.set_input_grad(1, ops::ReduceSum(b, ops::Mul(b, dy, grads[1]), axes, /*keepdims=*/false));
+  }
+  if (ctx.wants_input_grad(2)) ctx.set_input_grad(2, ops::ReduceSum(b, dy, axes, /*keepdims=*/false));
+  return absl::OkStatus();
+}
+
+// y = u / d with u = x - mean(x), s = sqrt(mean(u^2)), d = s + 1e-9 (over `axes`):
+// dx = (dy - mean(dy)) / d - u mean(dy u) / (s d^2); the second term is 0 where s = 0
+// (then u = 0 too).
+absl::Status MeanVarianceNormalizationGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), dy = ctx.output_grad(0);
+  const std::vector<int64_t> axes = ctx.GetInts("axes");
+  auto mean = [&](Output v) { return ops::ReduceMean(b, v, axes, /*keepdims=*/true); };
+  const Output u = ops::Sub(b, x, mean(x));
+  const Output s = ops::Sqrt(b, mean(ops::Mul(b, u, u)));
+  const Output d = ops::Add(b, s, ctx.Scalar(1e-9, x));
+  const Output zero = ctx.Scalar(0.0, x);
+  const Output first = ops::Div(b, ops::Sub(b, dy, mean(dy)), d);
+  const Output denominator = ops::Mul(b, s, ops::Mul(b, d, d));
+  const Output safe = ops::Where(b, ops::Equal(b, s, zero), ctx.Scalar(1.0, x), denominator);
+  const Output factor = ops::Where(b, ops::Equal(b, s, zero), zero, ops::Div(b, mean(ops::Mul(b, dy, u)), safe));
+  ctx.set_input_grad(0, ops::Sub(b, first, ops::Mul(b, u, factor)));
+  return absl::OkStatus();
+}
+
+// The sum of v over channels [c - before, c + after] (clipped), for each channel c of
+// v [N, C, D...]: v padded with zeros along axis 1, then one slice per offset.
+Output ChannelWindowSum(GraphBuilder& b, Output v, int64_t before, int64_t after) {
+  const int rank = v.rank();
+  const int64_t channels = v.shape().dim(1);
+  std::vector<int64_t> pads(2 * rank, 0);
+  pads[1] = before;
+  pads[rank + 1] = after;
+  const Output padded = ops::Pad(b, v, pads);
+  Output sum;
+  for (int64_t k = 0; k <= before + after; ++k) {
+    const Output part = ops::Slice(b, padded, {k}, {k + channels}, {1});
+    sum = sum.valid() ? ops::Add(b, sum, part) : part;
+  }
+  return sum;
+}
+
+// y = x D^-beta with D = bias + alpha / size * W(x^2), W the window sum over channels
+// [c - before, c + after]: dx = dy D^-beta - 2 x (alpha beta / size) W'(dy x D^(-beta-1)),
+// where W' (the transposed window) sums over [c - after, c + before].
+absl::Status LRNGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output x = ctx.input(0), dy = ctx.output_grad(0);
+  if (x.shape().dim(1) == kBatchDim) {
+    ctx.Error("the channel dimension (axis 1) of X must be static");
+    return absl::OkStatus();
+  }
+  const int64_t size = ctx.GetInt("size");
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const double alpha = ctx.GetFloat("alpha"), beta = ctx.GetFloat("beta");
+  const double k = alpha / static_cast<double>(size);
+  const Output d = ops::Add(b, ctx.Scalar(ctx.GetFloat("bias"), x),
+                            ops::Mul(b, ctx.Scalar(k, x), ChannelWindowSum(b, ops::Mul(b, x, x), before, after)));
+  const Output direct = ops::Mul(b, dy, ops::Pow(b, d, ctx.Scalar(-beta, x)));
+  const Output inner = ops::Mul(b, ops::Mul(b, dy, x), ops::Pow(b, d, ctx.Scalar(-beta - 1, x)));
+  const Output spread = ops::Mul(b, ChannelWindowSum(b, inner, after, before), ctx.Scalar(2 * k * beta, x));
+  ctx.set_input_grad(0, ops::Sub(b, direct, ops::Mul(b, x, spread)));
+  return absl::OkStatus();
+}
+
+absl::Status HardmaxGrad(GradientContext& ctx) {
+  ctx.set_input_grad(0, ctx.ZerosLike(ctx.input(0)));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterNormalizationGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(SetGradient(registry, "BatchNormalization", BatchNormalizationGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "LayerNormalization", LayerNormalizationGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "InstanceNormalization", InstanceNormalizationGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "MeanVarianceNormalization", MeanVarianceNormalizationGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "LRN", LRNGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Hardmax", HardmaxGrad));
   return absl::OkStatus();
 }
 

@@ -2,15 +2,30 @@
 // dimensions (as size 1) and broadcast over them; Mean divides by the count (read at
 // run time when the symbolic batch was reduced), Max/Min send it to the elements
 // equal to the result, split between ties; Prod multiplies by the other elements'
-// product without dividing by zeros.
+// product without dividing by zeros. L1, SumSquare, LogSum and LogSumExp scale the
+// broadcast gradient by sign(x), 2x, 1/sum and exp(x - y). When no axes are given and
+// noop_with_empty_axes=1, every Reduce* is the identity (as its kernel is), and so is
+// its gradient.
+//
+// CumSum's gradient is the CumSum of dy the other way round (same exclusive, reverse
+// flipped); TopK's scatters dValues back to the selected indices.
+//
+// Einsum: the gradient of input i is the Einsum of dY with the other inputs onto
+// input i's labels ("ij,jk->ik" gives dA = "ik,jk->ij"); labels of input i that
+// occur nowhere else were summed out, so the result is broadcast back over them.
+// Terms with a repeated label (diagonals) or an ellipsis are not differentiable yet:
+// an error names them.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "graph/autodiff/gradient_context.h"
 #include "graph/autodiff/gradient_registry.h"
 #include "graph/builder/ops.h"
+#include "graph/ops/einsum_equation.h"
 #include "graph/status_macros.h"
 
 namespace tsr {
@@ -92,11 +107,7 @@ absl::Status ReduceExtremumGrad(GradientContext& ctx) {
 absl::Status ReduceL2Grad(GradientContext& ctx) {
   std::optional<std::vector<int64_t>> axes = ReducedAxes(ctx);
   if (!axes) {
-    // The identity case of ReduceL2 is |x|.
-    GraphBuilder& b = ctx.b();
-    const Output x = ctx.input(0), zero = ctx.Scalar(0.0, x), dy = ctx.output_grad(0);
-    const Output positive = ops::Where(b, ops::Greater(b, x, zero), dy, zero);
-    ctx.set_input_grad(0, ops::Where(b, ops::Less(b, x, zero), ops::Neg(b, dy), positive));
+    ctx.set_input_grad(0, ctx.output_grad(0));
     return absl::OkStatus();
   }
   GraphBuilder& b = ctx.b();
@@ -130,6 +141,126 @@ absl::Status ReduceProdGrad(GradientContext& ctx) {
   return absl::OkStatus();
 }
 
+// dx = Broadcast(dy) * factor(x, y), with x the input and y the output in the
+// keepdims layout; the identity reduction passes dy through.
+template <typename Factor>
+absl::Status ScaledReduceGrad(GradientContext& ctx, Factor factor) {
+  std::optional<std::vector<int64_t>> axes = ReducedAxes(ctx);
+  if (!axes) {
+    ctx.set_input_grad(0, ctx.output_grad(0));
+    return absl::OkStatus();
+  }
+  const Output x = ctx.input(0);
+  const Output dy = ctx.BroadcastLike(Kept(ctx, ctx.output_grad(0), *axes), x);
+  ctx.set_input_grad(0, ops::Mul(ctx.b(), dy, factor(x, Kept(ctx, ctx.output(0), *axes))));
+  return absl::OkStatus();
+}
+
+// y = sum |x|: dx = dy sign(x) (0 at x = 0, the subgradient).
+absl::Status ReduceL1Grad(GradientContext& ctx) {
+  return ScaledReduceGrad(ctx, [&](Output x, Output) {
+    GraphBuilder& b = ctx.b();
+    const Output zero = ctx.Scalar(0.0, x);
+    const Output positive = ops::Where(b, ops::Greater(b, x, zero), ctx.Scalar(1.0, x), zero);
+    return ops::Where(b, ops::Less(b, x, zero), ctx.Scalar(-1.0, x), positive);
+  });
+}
+
+absl::Status ReduceSumSquareGrad(GradientContext& ctx) {
+  return ScaledReduceGrad(ctx, [&](Output x, Output) { return ops::Mul(ctx.b(), x, ctx.Scalar(2.0, x)); });
+}
+
+// y = log(sum x): dx = dy / sum x = dy / exp(y).
+absl::Status ReduceLogSumGrad(GradientContext& ctx) {
+  return ScaledReduceGrad(ctx, [&](Output, Output y) { return ops::Exp(ctx.b(), ops::Neg(ctx.b(), y)); });
+}
+
+// y = log(sum exp x): dx = dy exp(x - y) (the softmax over the reduced axes).
+absl::Status ReduceLogSumExpGrad(GradientContext& ctx) {
+  return ScaledReduceGrad(ctx, [&](Output x, Output y) { return ops::Exp(ctx.b(), ops::Sub(ctx.b(), x, y)); });
+}
+
+// Each y_j sums x_i over i <= j (or < j, or >= j, > j); so dx_i sums dy_j over the
+// mirrored range: the same scan with `reverse` flipped.
+absl::Status CumSumGrad(GradientContext& ctx) {
+  AttrMap attrs;
+  attrs["exclusive"] = AttrValue::Int(ctx.GetInt("exclusive"));
+  attrs["reverse"] = AttrValue::Int(ctx.GetInt("reverse") == 1 ? 0 : 1);
+  ctx.set_input_grad(0, ctx.b().Op1("CumSum", {ctx.output_grad(0), ctx.input(1)}, std::move(attrs)));
+  return absl::OkStatus();
+}
+
+// Values = x at Indices along the axis: dx is dValues scattered to those positions
+// (distinct within each line), zero elsewhere.
+absl::Status TopKGrad(GradientContext& ctx) {
+  const Output dvalues = ctx.output_grad(0);
+  if (!dvalues.valid()) return absl::OkStatus();
+  const Output x = ctx.input(0);
+  ctx.set_input_grad(
+      0, ops::ScatterElements(ctx.b(), ctx.ZerosLike(x), ctx.output(1), dvalues, ctx.GetInt("axis"), "none"));
+  return absl::OkStatus();
+}
+
+// The letters of `term` as a string ("..." for the ellipsis).
+std::string TermString(const EinsumEquation& eq, const std::vector<int>& term) {
+  std::string out;
+  for (int id : term) out += id == EinsumEquation::kEllipsis ? std::string("...") : std::string(1, eq.letters[id]);
+  return out;
+}
+
+absl::Status EinsumGrad(GradientContext& ctx) {
+  absl::StatusOr<EinsumEquation> eq = EinsumEquation::Parse(ctx.GetString("equation"), ctx.num_inputs());
+  if (!eq.ok()) {
+    ctx.Error(eq.status().message());
+    return absl::OkStatus();
+  }
+  auto plain = [](const std::vector<int>& term) {
+    for (size_t a = 0; a < term.size(); ++a) {
+      if (term[a] == EinsumEquation::kEllipsis) return false;
+      for (size_t c = a + 1; c < term.size(); ++c) {
+        if (term[a] == term[c]) return false;
+      }
+    }
+    return true;
+  };
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (!ctx.wants_input_grad(i)) continue;
+    const std::vector<int>& mine = eq->inputs[i];
+    if (!plain(mine) || !plain(eq->output)) {
+      ctx.Error(absl::StrCat("the gradient of Einsum '", ctx.GetString("equation"),
+                             "' is not supported: input and output terms with a repeated label or '...' are not "
+                             "differentiable yet"));
+      return absl::OkStatus();
+    }
+    // Operands of the gradient Einsum: dY, then the other inputs.
+    std::vector<Output> operands = {ctx.output_grad(0)};
+    std::vector<std::string> terms = {TermString(*eq, eq->output)};
+    std::vector<bool> available(eq->letters.size(), false);
+    for (int id : eq->output) available[id] = true;
+    for (int j = 0; j < ctx.num_inputs(); ++j) {
+      if (j == i) continue;
+      operands.push_back(ctx.input(j));
+      terms.push_back(TermString(*eq, eq->inputs[j]));
+      for (int id : eq->inputs[j]) {
+        if (id != EinsumEquation::kEllipsis) available[id] = true;
+      }
+    }
+    // Input i's labels that can be produced; the others get size 1, then broadcast.
+    std::vector<int> kept;
+    Shape kept_shape;
+    const Shape& shape = ctx.input(i).shape();
+    for (size_t a = 0; a < mine.size(); ++a) {
+      if (available[mine[a]]) kept.push_back(mine[a]);
+      kept_shape.AddDim(available[mine[a]] ? shape.dim(static_cast<int>(a)) : 1);
+    }
+    const std::string equation = absl::StrCat(absl::StrJoin(terms, ","), "->", TermString(*eq, kept));
+    Output grad = ops::Einsum(ctx.b(), operands, equation);
+    if (kept.size() != mine.size()) grad = ctx.BroadcastLike(ctx.ReshapeTo(grad, kept_shape), ctx.input(i));
+    ctx.set_input_grad(i, grad);
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterReductionGradients(OpRegistry& registry) {
@@ -139,6 +270,13 @@ absl::Status RegisterReductionGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceMin", ReduceExtremumGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceL2", ReduceL2Grad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceProd", ReduceProdGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceL1", ReduceL1Grad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceSumSquare", ReduceSumSquareGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceLogSum", ReduceLogSumGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "ReduceLogSumExp", ReduceLogSumExpGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "CumSum", CumSumGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "TopK", TopKGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Einsum", EinsumGrad));
   return absl::OkStatus();
 }
 

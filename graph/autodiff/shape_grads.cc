@@ -1,6 +1,9 @@
 // Gradients of the shape and layout ops that only move elements: reshapes give the
 // gradient the input's shape back, Transpose applies the inverse permutation, Expand
-// sums over the broadcast dimensions, Concat slices and Split concatenates.
+// sums over the broadcast dimensions, Concat slices and Split concatenates. Trilu and
+// ReverseSequence are their own gradients (a mask; an involution), DepthToSpace and
+// SpaceToDepth undo each other, and Resize, linear in X, scatters the gradient back
+// with its interpolation weights (the backward op ResizeGrad, every mode).
 #include <cstdint>
 #include <vector>
 
@@ -67,6 +70,50 @@ absl::Status SplitGrad(GradientContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status TriluGrad(GradientContext& ctx) {
+  const Output k = ctx.num_inputs() > 1 ? ctx.input(1) : Output();
+  ctx.set_input_grad(0, ops::Trilu(ctx.b(), ctx.output_grad(0), k, ctx.GetInt("upper") != 0));
+  return absl::OkStatus();
+}
+
+// DCR is undone by SpaceToDepth. CRD: dX[n, c*b*b + i*b + j, h, w] = dY[n, c, h*b + i,
+// w*b + j], i.e. dY viewed as [N, C', H, b, W, b] permuted to [N, C', b, b, H, W].
+absl::Status DepthToSpaceGrad(GradientContext& ctx) {
+  const int64_t b = ctx.GetInt("blocksize");
+  const Output dy = ctx.output_grad(0);
+  if (ctx.GetString("mode") == "DCR") {
+    ctx.set_input_grad(0, ops::SpaceToDepth(ctx.b(), dy, b));
+    return absl::OkStatus();
+  }
+  const Shape& x = ctx.input(0).shape();
+  const Shape& y = dy.shape();
+  const Output view = ops::Reshape(ctx.b(), dy, {0, y.dim(1), x.dim(2), b, x.dim(3), b});
+  const Output moved = ops::Transpose(ctx.b(), view, {0, 1, 3, 5, 2, 4});
+  ctx.set_input_grad(0, ops::Reshape(ctx.b(), moved, {0, x.dim(1), x.dim(2), x.dim(3)}));
+  return absl::OkStatus();
+}
+
+absl::Status SpaceToDepthGrad(GradientContext& ctx) {
+  ctx.set_input_grad(0, ops::DepthToSpace(ctx.b(), ctx.output_grad(0), ctx.GetInt("blocksize"), "DCR"));
+  return absl::OkStatus();
+}
+
+absl::Status ReverseSequenceGrad(GradientContext& ctx) {
+  ctx.set_input_grad(0, ops::ReverseSequence(ctx.b(), ctx.output_grad(0), ctx.input(1), ctx.GetInt("time_axis"),
+                                             ctx.GetInt("batch_axis")));
+  return absl::OkStatus();
+}
+
+// roi, scales and sizes (integers or constants) get no gradient.
+absl::Status ResizeGrad(GradientContext& ctx) {
+  if (!ctx.wants_input_grad(0)) return absl::OkStatus();
+  std::vector<Output> args = {ctx.output_grad(0), ctx.input(0)};
+  for (int i = 1; i < 4; ++i) args.push_back(i < ctx.num_inputs() ? ctx.input(i) : Output());
+  while (!args.back().valid()) args.pop_back();
+  ctx.set_input_grad(0, ctx.b().Op1("ResizeGrad", args, ctx.node().attrs()));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterShapeGradients(OpRegistry& registry) {
@@ -77,6 +124,11 @@ absl::Status RegisterShapeGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Expand", ExpandGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Concat", ConcatGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Split", SplitGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Trilu", TriluGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "DepthToSpace", DepthToSpaceGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "SpaceToDepth", SpaceToDepthGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "ReverseSequence", ReverseSequenceGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "Resize", ResizeGrad));
   return absl::OkStatus();
 }
 

@@ -1,5 +1,6 @@
-// Gradients of Softmax, LogSoftmax and SoftmaxCrossEntropyLoss (ONNX semantics:
-// class axis 1, optional class weights, ignore_index, reductions none/sum/mean).
+// Gradients of Softmax, LogSoftmax, SoftmaxCrossEntropyLoss and
+// NegativeLogLikelihoodLoss (ONNX semantics: class axis 1, optional class weights,
+// ignore_index, reductions none/sum/mean).
 #include <cstdint>
 #include <vector>
 
@@ -38,17 +39,19 @@ absl::Status LogSoftmaxGrad(GradientContext& ctx) {
 // loss_i = -w_i log p_i[label_i] with w_i = weights[label_i] (1 without weights; 0
 // for an ignored label). d loss_i / d scores_i = w_i (p_i - onehot(label_i)); the
 // reduction scales it by dy (none: per sample; sum: one scalar; mean: dy / sum(w)).
-absl::Status SoftmaxCrossEntropyLossGrad(GradientContext& ctx) {
+//
+// Both losses share the per-sample factor: LabelTermGrad gives {w_i * scale_i
+// unsqueezed at axis 1, onehot(label_i)} (invalid Outputs without a loss gradient).
+struct LabelTerm {
+  Output per_sample;  // [N, 1, D1...]
+  Output onehot;      // [N, C, D1...]
+};
+
+LabelTerm LabelTermGrad(GradientContext& ctx, int64_t classes) {
   GraphBuilder& b = ctx.b();
   const Output scores = ctx.input(0), labels = ctx.input(1);
   const bool has_weights = ctx.num_inputs() > 2 && ctx.input(2).valid();
-  const int64_t classes = scores.shape().dim(1);
-  if (classes == kBatchDim) {
-    ctx.Error("the class dimension (axis 1) of the scores must be static");
-    return absl::OkStatus();
-  }
-  const Output probs = ops::Softmax(b, scores, 1);
-  Output grad;
+  LabelTerm term;
   if (ctx.output_grad(0).valid()) {
     Output safe_labels = labels;
     Output weight;  // per sample, in the scores' dtype; none: 1
@@ -71,16 +74,45 @@ absl::Status SoftmaxCrossEntropyLossGrad(GradientContext& ctx) {
       scale = ops::Div(b, scale, total);
     }
     Output per_sample = weight.valid() ? ops::Mul(b, weight, scale) : ctx.BroadcastLike(scale, labels);
-    const Output onehot = ops::OneHot(b, safe_labels, classes, {.dtype = scores.dtype(), .axis = 1});
-    grad = ops::Mul(b, ops::Sub(b, probs, onehot), ops::Unsqueeze(b, per_sample, std::vector<int64_t>{1}));
+    term.onehot = ops::OneHot(b, safe_labels, classes, {.dtype = scores.dtype(), .axis = 1});
+    term.per_sample = ops::Unsqueeze(b, per_sample, std::vector<int64_t>{1});
   }
+  if (has_weights && ctx.wants_input_grad(2)) {
+    ctx.Error("gradients with respect to the class weights are not supported; make them a constant");
+  }
+  return term;
+}
+
+absl::Status SoftmaxCrossEntropyLossGrad(GradientContext& ctx) {
+  GraphBuilder& b = ctx.b();
+  const Output scores = ctx.input(0);
+  const int64_t classes = scores.shape().dim(1);
+  if (classes == kBatchDim) {
+    ctx.Error("the class dimension (axis 1) of the scores must be static");
+    return absl::OkStatus();
+  }
+  const Output probs = ops::Softmax(b, scores, 1);
+  Output grad;
+  const LabelTerm term = LabelTermGrad(ctx, classes);
+  if (term.per_sample.valid()) grad = ops::Mul(b, ops::Sub(b, probs, term.onehot), term.per_sample);
   if (ctx.num_outputs() > 1 && ctx.output_grad(1).valid()) {
     const Output from_log_prob = LogSoftmaxInputGrad(b, ctx.output_grad(1), probs, 1);
     grad = grad.valid() ? ops::Add(b, grad, from_log_prob) : from_log_prob;
   }
   ctx.set_input_grad(0, grad);
-  if (has_weights && ctx.wants_input_grad(2)) {
-    ctx.Error("gradients with respect to the class weights are not supported; make them a constant");
+  return absl::OkStatus();
+}
+
+// loss_i = -w_i input_i[label_i]: d loss_i / d input_i = -w_i onehot(label_i).
+absl::Status NegativeLogLikelihoodLossGrad(GradientContext& ctx) {
+  const int64_t classes = ctx.input(0).shape().dim(1);
+  if (classes == kBatchDim) {
+    ctx.Error("the class dimension (axis 1) of the input must be static");
+    return absl::OkStatus();
+  }
+  const LabelTerm term = LabelTermGrad(ctx, classes);
+  if (term.per_sample.valid()) {
+    ctx.set_input_grad(0, ops::Neg(ctx.b(), ops::Mul(ctx.b(), term.onehot, term.per_sample)));
   }
   return absl::OkStatus();
 }
@@ -91,6 +123,7 @@ absl::Status RegisterSoftmaxGradients(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(SetGradient(registry, "Softmax", SoftmaxGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "LogSoftmax", LogSoftmaxGrad));
   TSR_RETURN_IF_ERROR(SetGradient(registry, "SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLossGrad));
+  TSR_RETURN_IF_ERROR(SetGradient(registry, "NegativeLogLikelihoodLoss", NegativeLogLikelihoodLossGrad));
   return absl::OkStatus();
 }
 

@@ -140,6 +140,29 @@ Output Variable(GraphBuilder& b, absl::string_view name, DType dtype, tsr::Shape
 
 Output Identity(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Identity", x, name); }
 
+Output ConstantOfShape(GraphBuilder& b, Output shape, std::optional<Tensor> value, absl::string_view name) {
+  AttrMap attrs;
+  if (value.has_value()) attrs["value"] = AttrValue::FromTensor(*std::move(value));
+  return b.Op1("ConstantOfShape", {shape}, std::move(attrs), name);
+}
+Output ConstantOfShape(GraphBuilder& b, const std::vector<int64_t>& shape, double value, DType dtype,
+                       absl::string_view name) {
+  if (!b.ok()) return Output();
+  absl::StatusOr<Tensor> t = Converted(dtype, tsr::Shape({1}), {value}, /*fill=*/false);
+  if (!t.ok()) {
+    b.RecordError(absl::Status(t.status().code(), absl::StrCat("ops::ConstantOfShape in scope '", b.scope_prefix(),
+                                                               "': ", t.status().message())));
+    return Output();
+  }
+  return ConstantOfShape(b, Const(b, shape), *std::move(t), name);
+}
+Output EyeLike(GraphBuilder& b, Output x, std::optional<DType> dtype, int64_t k, absl::string_view name) {
+  AttrMap attrs;
+  attrs["k"] = AttrValue::Int(k);
+  if (dtype.has_value()) attrs["dtype"] = AttrValue::Type(*dtype);
+  return b.Op1("EyeLike", {x}, std::move(attrs), name);
+}
+
 // ---- Elementwise ---------------------------------------------------------------
 
 Output Add(GraphBuilder& b, Output x, Output y, absl::string_view name) { return Binary(b, "Add", x, y, name); }
@@ -179,6 +202,48 @@ Output Clip(GraphBuilder& b, Output x, Output min, Output max, absl::string_view
 Output Clip(GraphBuilder& b, Output x, double min, double max, absl::string_view name) {
   return Clip(b, x, Scalar(b, min, x.dtype()), Scalar(b, max, x.dtype()), name);
 }
+Output Mod(GraphBuilder& b, Output x, Output y, bool fmod, absl::string_view name) {
+  AttrMap attrs;
+  attrs["fmod"] = IntFlag(fmod);
+  return b.Op1("Mod", {x, y}, std::move(attrs), name);
+}
+Output BitShift(GraphBuilder& b, Output x, Output y, absl::string_view direction, absl::string_view name) {
+  AttrMap attrs;
+  attrs["direction"] = AttrValue::String(std::string(direction));
+  return b.Op1("BitShift", {x, y}, std::move(attrs), name);
+}
+Output GreaterOrEqual(GraphBuilder& b, Output x, Output y, absl::string_view name) {
+  return Binary(b, "GreaterOrEqual", x, y, name);
+}
+Output LessOrEqual(GraphBuilder& b, Output x, Output y, absl::string_view name) {
+  return Binary(b, "LessOrEqual", x, y, name);
+}
+Output And(GraphBuilder& b, Output x, Output y, absl::string_view name) { return Binary(b, "And", x, y, name); }
+Output Or(GraphBuilder& b, Output x, Output y, absl::string_view name) { return Binary(b, "Or", x, y, name); }
+Output Xor(GraphBuilder& b, Output x, Output y, absl::string_view name) { return Binary(b, "Xor", x, y, name); }
+Output Not(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Not", x, name); }
+Output Sin(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Sin", x, name); }
+Output Cos(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Cos", x, name); }
+Output Tan(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Tan", x, name); }
+Output Asin(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Asin", x, name); }
+Output Acos(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Acos", x, name); }
+Output Atan(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Atan", x, name); }
+Output Sinh(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Sinh", x, name); }
+Output Cosh(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Cosh", x, name); }
+Output Asinh(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Asinh", x, name); }
+Output Acosh(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Acosh", x, name); }
+Output Atanh(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Atanh", x, name); }
+Output Floor(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Floor", x, name); }
+Output Ceil(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Ceil", x, name); }
+Output Round(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Round", x, name); }
+Output Sign(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Sign", x, name); }
+Output IsNaN(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "IsNaN", x, name); }
+Output IsInf(GraphBuilder& b, Output x, bool detect_negative, bool detect_positive, absl::string_view name) {
+  AttrMap attrs;
+  attrs["detect_negative"] = IntFlag(detect_negative);
+  attrs["detect_positive"] = IntFlag(detect_positive);
+  return b.Op1("IsInf", {x}, std::move(attrs), name);
+}
 
 // ---- Activations ---------------------------------------------------------------
 
@@ -198,6 +263,44 @@ Output Tanh(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b,
 Output Erf(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Erf", x, name); }
 Output Softplus(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Softplus", x, name); }
 Output Silu(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Silu", x, name); }
+Output PRelu(GraphBuilder& b, Output x, Output slope, absl::string_view name) {
+  return Binary(b, "PRelu", x, slope, name);
+}
+Output Elu(GraphBuilder& b, Output x, double alpha, absl::string_view name) {
+  AttrMap attrs;
+  attrs["alpha"] = AttrValue::Float(alpha);
+  return b.Op1("Elu", {x}, std::move(attrs), name);
+}
+Output Selu(GraphBuilder& b, Output x, double alpha, double gamma, absl::string_view name) {
+  AttrMap attrs;
+  attrs["alpha"] = AttrValue::Float(alpha);
+  attrs["gamma"] = AttrValue::Float(gamma);
+  return b.Op1("Selu", {x}, std::move(attrs), name);
+}
+Output Celu(GraphBuilder& b, Output x, double alpha, absl::string_view name) {
+  AttrMap attrs;
+  attrs["alpha"] = AttrValue::Float(alpha);
+  return b.Op1("Celu", {x}, std::move(attrs), name);
+}
+Output HardSigmoid(GraphBuilder& b, Output x, double alpha, double beta, absl::string_view name) {
+  AttrMap attrs;
+  attrs["alpha"] = AttrValue::Float(alpha);
+  attrs["beta"] = AttrValue::Float(beta);
+  return b.Op1("HardSigmoid", {x}, std::move(attrs), name);
+}
+Output HardSwish(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "HardSwish", x, name); }
+Output Softsign(GraphBuilder& b, Output x, absl::string_view name) { return Unary(b, "Softsign", x, name); }
+Output ThresholdedRelu(GraphBuilder& b, Output x, double alpha, absl::string_view name) {
+  AttrMap attrs;
+  attrs["alpha"] = AttrValue::Float(alpha);
+  return b.Op1("ThresholdedRelu", {x}, std::move(attrs), name);
+}
+Output Shrink(GraphBuilder& b, Output x, double lambd, double bias, absl::string_view name) {
+  AttrMap attrs;
+  attrs["lambd"] = AttrValue::Float(lambd);
+  attrs["bias"] = AttrValue::Float(bias);
+  return b.Op1("Shrink", {x}, std::move(attrs), name);
+}
 
 // ---- Reductions ----------------------------------------------------------------
 
@@ -244,6 +347,51 @@ Output ArgMax(GraphBuilder& b, Output x, const ArgMaxOptions& options, absl::str
   attrs["keepdims"] = IntFlag(options.keepdims);
   attrs["select_last_index"] = IntFlag(options.select_last_index);
   return b.Op1("ArgMax", {x}, std::move(attrs), name);
+}
+Output ReduceL1(GraphBuilder& b, Output x, const std::vector<int64_t>& axes, bool keepdims, absl::string_view name) {
+  return Reduce(b, "ReduceL1", x, IntsOrAbsent(b, axes), keepdims, name);
+}
+Output ReduceSumSquare(GraphBuilder& b, Output x, const std::vector<int64_t>& axes, bool keepdims,
+                       absl::string_view name) {
+  return Reduce(b, "ReduceSumSquare", x, IntsOrAbsent(b, axes), keepdims, name);
+}
+Output ReduceLogSum(GraphBuilder& b, Output x, const std::vector<int64_t>& axes, bool keepdims,
+                    absl::string_view name) {
+  return Reduce(b, "ReduceLogSum", x, IntsOrAbsent(b, axes), keepdims, name);
+}
+Output ReduceLogSumExp(GraphBuilder& b, Output x, const std::vector<int64_t>& axes, bool keepdims,
+                       absl::string_view name) {
+  return Reduce(b, "ReduceLogSumExp", x, IntsOrAbsent(b, axes), keepdims, name);
+}
+
+Output ArgMin(GraphBuilder& b, Output x, const ArgMaxOptions& options, absl::string_view name) {
+  AttrMap attrs;
+  attrs["axis"] = AttrValue::Int(options.axis);
+  attrs["keepdims"] = IntFlag(options.keepdims);
+  attrs["select_last_index"] = IntFlag(options.select_last_index);
+  return b.Op1("ArgMin", {x}, std::move(attrs), name);
+}
+
+Output CumSum(GraphBuilder& b, Output x, int64_t axis, const CumSumOptions& options, absl::string_view name) {
+  AttrMap attrs;
+  attrs["exclusive"] = IntFlag(options.exclusive);
+  attrs["reverse"] = IntFlag(options.reverse);
+  return b.Op1("CumSum", {x, Scalar(b, axis)}, std::move(attrs), name);
+}
+
+std::vector<Output> TopK(GraphBuilder& b, Output x, int64_t k, const TopKOptions& options, absl::string_view name) {
+  AttrMap attrs;
+  attrs["axis"] = AttrValue::Int(options.axis);
+  attrs["largest"] = IntFlag(options.largest);
+  attrs["sorted"] = IntFlag(options.sorted);
+  return b.Op("TopK", {x, Const(b, std::vector<int64_t>{k})}, std::move(attrs), name);
+}
+
+Output Einsum(GraphBuilder& b, const std::vector<Output>& inputs, absl::string_view equation,
+              absl::string_view name) {
+  AttrMap attrs;
+  attrs["equation"] = AttrValue::String(std::string(equation));
+  return b.Op1("Einsum", inputs, std::move(attrs), name);
 }
 
 // ---- Dropout -------------------------------------------------------------------
@@ -378,6 +526,31 @@ Output LogSoftmax(GraphBuilder& b, Output x, int64_t axis, absl::string_view nam
   attrs["axis"] = AttrValue::Int(axis);
   return b.Op1("LogSoftmax", {x}, std::move(attrs), name);
 }
+Output Hardmax(GraphBuilder& b, Output x, int64_t axis, absl::string_view name) {
+  AttrMap attrs;
+  attrs["axis"] = AttrValue::Int(axis);
+  return b.Op1("Hardmax", {x}, std::move(attrs), name);
+}
+Output InstanceNormalization(GraphBuilder& b, Output x, Output scale, Output bias, double epsilon,
+                             absl::string_view name) {
+  AttrMap attrs;
+  attrs["epsilon"] = AttrValue::Float(epsilon);
+  return b.Op1("InstanceNormalization", {x, scale, bias}, std::move(attrs), name);
+}
+Output MeanVarianceNormalization(GraphBuilder& b, Output x, const std::vector<int64_t>& axes,
+                                 absl::string_view name) {
+  AttrMap attrs;
+  attrs["axes"] = AttrValue::Ints(axes);
+  return b.Op1("MeanVarianceNormalization", {x}, std::move(attrs), name);
+}
+Output LRN(GraphBuilder& b, Output x, int64_t size, const LRNOptions& options, absl::string_view name) {
+  AttrMap attrs;
+  attrs["size"] = AttrValue::Int(size);
+  attrs["alpha"] = AttrValue::Float(options.alpha);
+  attrs["beta"] = AttrValue::Float(options.beta);
+  attrs["bias"] = AttrValue::Float(options.bias);
+  return b.Op1("LRN", {x}, std::move(attrs), name);
+}
 
 // ---- Losses --------------------------------------------------------------------
 
@@ -391,6 +564,13 @@ Output SoftmaxCrossEntropyLoss(GraphBuilder& b, Output scores, Output labels, Ou
 Output SoftmaxCrossEntropyLoss(GraphBuilder& b, Output scores, Output labels,
                                const SoftmaxCrossEntropyLossOptions& options, absl::string_view name) {
   return SoftmaxCrossEntropyLoss(b, scores, labels, Output(), options, name);
+}
+Output NegativeLogLikelihoodLoss(GraphBuilder& b, Output input, Output target, Output weight,
+                                 const SoftmaxCrossEntropyLossOptions& options, absl::string_view name) {
+  AttrMap attrs;
+  attrs["reduction"] = AttrValue::String(options.reduction);
+  if (options.ignore_index) attrs["ignore_index"] = AttrValue::Int(*options.ignore_index);
+  return b.Op1("NegativeLogLikelihoodLoss", TrimAbsent({input, target, weight}), std::move(attrs), name);
 }
 
 // ---- Shapes and layout ---------------------------------------------------------
@@ -512,6 +692,58 @@ Output Range(GraphBuilder& b, int64_t start, int64_t limit, int64_t delta, absl:
   return Range(b, Scalar(b, start), Scalar(b, limit), Scalar(b, delta), name);
 }
 
+Output Size(GraphBuilder& b, Output x, absl::string_view name) { return b.Op1("Size", {x}, {}, name); }
+
+Output Trilu(GraphBuilder& b, Output x, Output k, bool upper, absl::string_view name) {
+  AttrMap attrs;
+  attrs["upper"] = IntFlag(upper);
+  return b.Op1("Trilu", TrimAbsent({x, k}), std::move(attrs), name);
+}
+Output Trilu(GraphBuilder& b, Output x, int64_t k, bool upper, absl::string_view name) {
+  return Trilu(b, x, k == 0 ? Output() : Scalar(b, k), upper, name);
+}
+
+Output DepthToSpace(GraphBuilder& b, Output x, int64_t blocksize, absl::string_view mode, absl::string_view name) {
+  AttrMap attrs;
+  attrs["blocksize"] = AttrValue::Int(blocksize);
+  attrs["mode"] = AttrValue::String(std::string(mode));
+  return b.Op1("DepthToSpace", {x}, std::move(attrs), name);
+}
+Output SpaceToDepth(GraphBuilder& b, Output x, int64_t blocksize, absl::string_view name) {
+  AttrMap attrs;
+  attrs["blocksize"] = AttrValue::Int(blocksize);
+  return b.Op1("SpaceToDepth", {x}, std::move(attrs), name);
+}
+
+Output ReverseSequence(GraphBuilder& b, Output x, Output sequence_lens, int64_t time_axis, int64_t batch_axis,
+                       absl::string_view name) {
+  AttrMap attrs;
+  attrs["time_axis"] = AttrValue::Int(time_axis);
+  attrs["batch_axis"] = AttrValue::Int(batch_axis);
+  return b.Op1("ReverseSequence", {x, sequence_lens}, std::move(attrs), name);
+}
+
+Output Resize(GraphBuilder& b, Output x, Output roi, Output scales, Output sizes, const ResizeOptions& options,
+              absl::string_view name) {
+  AttrMap attrs;
+  attrs["mode"] = AttrValue::String(options.mode);
+  attrs["coordinate_transformation_mode"] = AttrValue::String(options.coordinate_transformation_mode);
+  attrs["nearest_mode"] = AttrValue::String(options.nearest_mode);
+  attrs["cubic_coeff_a"] = AttrValue::Float(options.cubic_coeff_a);
+  attrs["exclude_outside"] = IntFlag(options.exclude_outside);
+  attrs["extrapolation_value"] = AttrValue::Float(options.extrapolation_value);
+  return b.Op1("Resize", TrimAbsent({x, roi, scales, sizes}), std::move(attrs), name);
+}
+Output Resize(GraphBuilder& b, Output x, const std::vector<float>& scales, const ResizeOptions& options,
+              absl::string_view name) {
+  const int64_t n = static_cast<int64_t>(scales.size());
+  return Resize(b, x, Output(), Const(b, Tensor::FromVector<float>(tsr::Shape{n}, scales)), Output(), options, name);
+}
+Output ResizeToSizes(GraphBuilder& b, Output x, const std::vector<int64_t>& sizes, const ResizeOptions& options,
+                     absl::string_view name) {
+  return Resize(b, x, Output(), Output(), Const(b, sizes), options, name);
+}
+
 // ---- Indexing ------------------------------------------------------------------
 
 Output Gather(GraphBuilder& b, Output data, Output indices, int64_t axis, absl::string_view name) {
@@ -547,5 +779,23 @@ Output OneHot(GraphBuilder& b, Output indices, int64_t depth, const OneHotOption
   }
   return OneHot(b, indices, Scalar(b, depth), Const(b, *std::move(values)), options.axis, name);
 }
+
+Output GatherND(GraphBuilder& b, Output data, Output indices, int64_t batch_dims, absl::string_view name) {
+  AttrMap attrs;
+  attrs["batch_dims"] = AttrValue::Int(batch_dims);
+  return b.Op1("GatherND", {data, indices}, std::move(attrs), name);
+}
+Output ScatterND(GraphBuilder& b, Output data, Output indices, Output updates, absl::string_view reduction,
+                 absl::string_view name) {
+  AttrMap attrs;
+  attrs["reduction"] = AttrValue::String(std::string(reduction));
+  return b.Op1("ScatterND", {data, indices, updates}, std::move(attrs), name);
+}
+Output Compress(GraphBuilder& b, Output x, Output condition, std::optional<int64_t> axis, absl::string_view name) {
+  AttrMap attrs;
+  if (axis.has_value()) attrs["axis"] = AttrValue::Int(*axis);
+  return b.Op1("Compress", {x, condition}, std::move(attrs), name);
+}
+Output NonZero(GraphBuilder& b, Output x, absl::string_view name) { return b.Op1("NonZero", {x}, {}, name); }
 
 }  // namespace tsr::ops

@@ -68,6 +68,16 @@ Output Identity(GraphBuilder& b, Output x, absl::string_view name = {});
 // Session::Run target); returns the new value.
 Output Assign(GraphBuilder& b, Output variable, Output value, absl::string_view name = {});
 
+// A tensor of the constant 1-D i64 `shape` filled with the one-element `value`
+// (f32 0 when absent).
+Output ConstantOfShape(GraphBuilder& b, Output shape, std::optional<Tensor> value = std::nullopt,
+                       absl::string_view name = {});
+Output ConstantOfShape(GraphBuilder& b, const std::vector<int64_t>& shape, double value = 0.0,
+                       DType dtype = DType::kF32, absl::string_view name = {});
+// Ones on diagonal k of a 2-D tensor shaped like x; dtype defaults to x's.
+Output EyeLike(GraphBuilder& b, Output x, std::optional<DType> dtype = std::nullopt, int64_t k = 0,
+               absl::string_view name = {});
+
 // ---- Elementwise ---------------------------------------------------------------
 
 Output Add(GraphBuilder& b, Output x, Output y, absl::string_view name = {});
@@ -95,6 +105,35 @@ Output Cast(GraphBuilder& b, Output x, DType to, absl::string_view name = {});
 Output Clip(GraphBuilder& b, Output x, Output min, Output max, absl::string_view name = {});
 // Bounds as scalars of x's dtype.
 Output Clip(GraphBuilder& b, Output x, double min, double max, absl::string_view name = {});
+// fmod: the remainder takes the sign of x (C fmod; required for floats) instead of y's.
+Output Mod(GraphBuilder& b, Output x, Output y, bool fmod = false, absl::string_view name = {});
+// direction: "LEFT" or "RIGHT".
+Output BitShift(GraphBuilder& b, Output x, Output y, absl::string_view direction, absl::string_view name = {});
+Output GreaterOrEqual(GraphBuilder& b, Output x, Output y, absl::string_view name = {});
+Output LessOrEqual(GraphBuilder& b, Output x, Output y, absl::string_view name = {});
+Output And(GraphBuilder& b, Output x, Output y, absl::string_view name = {});
+Output Or(GraphBuilder& b, Output x, Output y, absl::string_view name = {});
+Output Xor(GraphBuilder& b, Output x, Output y, absl::string_view name = {});
+Output Not(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Sin(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Cos(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Tan(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Asin(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Acos(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Atan(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Sinh(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Cosh(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Asinh(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Acosh(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Atanh(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Floor(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Ceil(GraphBuilder& b, Output x, absl::string_view name = {});
+// Halves round to even.
+Output Round(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Sign(GraphBuilder& b, Output x, absl::string_view name = {});
+Output IsNaN(GraphBuilder& b, Output x, absl::string_view name = {});
+Output IsInf(GraphBuilder& b, Output x, bool detect_negative = true, bool detect_positive = true,
+             absl::string_view name = {});
 
 // ---- Activations ---------------------------------------------------------------
 
@@ -107,6 +146,18 @@ Output Tanh(GraphBuilder& b, Output x, absl::string_view name = {});
 Output Erf(GraphBuilder& b, Output x, absl::string_view name = {});
 Output Softplus(GraphBuilder& b, Output x, absl::string_view name = {});
 Output Silu(GraphBuilder& b, Output x, absl::string_view name = {});
+// slope broadcasts to x's shape.
+Output PRelu(GraphBuilder& b, Output x, Output slope, absl::string_view name = {});
+Output Elu(GraphBuilder& b, Output x, double alpha = 1.0, absl::string_view name = {});
+// The defaults are ONNX's.
+Output Selu(GraphBuilder& b, Output x, double alpha = 1.67326319217681884765625,
+            double gamma = 1.05070102214813232421875, absl::string_view name = {});
+Output Celu(GraphBuilder& b, Output x, double alpha = 1.0, absl::string_view name = {});
+Output HardSigmoid(GraphBuilder& b, Output x, double alpha = 0.2, double beta = 0.5, absl::string_view name = {});
+Output HardSwish(GraphBuilder& b, Output x, absl::string_view name = {});
+Output Softsign(GraphBuilder& b, Output x, absl::string_view name = {});
+Output ThresholdedRelu(GraphBuilder& b, Output x, double alpha = 1.0, absl::string_view name = {});
+Output Shrink(GraphBuilder& b, Output x, double lambd = 0.5, double bias = 0.0, absl::string_view name = {});
 
 // ---- Reductions ----------------------------------------------------------------
 // `axes` as a tensor, or as values (empty: reduce over all axes).
@@ -136,6 +187,35 @@ struct ArgMaxOptions {
   bool select_last_index = false;
 };
 Output ArgMax(GraphBuilder& b, Output x, const ArgMaxOptions& options = {}, absl::string_view name = {});
+Output ReduceL1(GraphBuilder& b, Output x, const std::vector<int64_t>& axes = {}, bool keepdims = true,
+                absl::string_view name = {});
+Output ReduceSumSquare(GraphBuilder& b, Output x, const std::vector<int64_t>& axes = {}, bool keepdims = true,
+                       absl::string_view name = {});
+Output ReduceLogSum(GraphBuilder& b, Output x, const std::vector<int64_t>& axes = {}, bool keepdims = true,
+                    absl::string_view name = {});
+Output ReduceLogSumExp(GraphBuilder& b, Output x, const std::vector<int64_t>& axes = {}, bool keepdims = true,
+                       absl::string_view name = {});
+// The same options select the minimum's index.
+Output ArgMin(GraphBuilder& b, Output x, const ArgMaxOptions& options = {}, absl::string_view name = {});
+
+struct CumSumOptions {
+  bool exclusive = false;
+  bool reverse = false;
+};
+// Running sum of x along `axis`.
+Output CumSum(GraphBuilder& b, Output x, int64_t axis, const CumSumOptions& options = {}, absl::string_view name = {});
+
+struct TopKOptions {
+  int64_t axis = -1;
+  bool largest = true;
+  bool sorted = true;
+};
+// {Values, Indices (i64)} of the k largest (or smallest) elements along the axis.
+std::vector<Output> TopK(GraphBuilder& b, Output x, int64_t k, const TopKOptions& options = {},
+                         absl::string_view name = {});
+// Sum of products over the labels `equation` leaves out ("ij,jk->ik", "bii->bi").
+Output Einsum(GraphBuilder& b, const std::vector<Output>& inputs, absl::string_view equation,
+              absl::string_view name = {});
 
 // ---- Dropout -------------------------------------------------------------------
 
@@ -232,6 +312,19 @@ Output LayerNormalization(GraphBuilder& b, Output x, Output scale, Output bias,
                           const LayerNormalizationOptions& options = {}, absl::string_view name = {});
 Output Softmax(GraphBuilder& b, Output x, int64_t axis = -1, absl::string_view name = {});
 Output LogSoftmax(GraphBuilder& b, Output x, int64_t axis = -1, absl::string_view name = {});
+Output Hardmax(GraphBuilder& b, Output x, int64_t axis = -1, absl::string_view name = {});
+// Per sample and channel of [N, C, D...]; `scale` and `bias` are [C].
+Output InstanceNormalization(GraphBuilder& b, Output x, Output scale, Output bias, double epsilon = 1e-5,
+                             absl::string_view name = {});
+// (x - mean) / (std + 1e-9) over `axes`.
+Output MeanVarianceNormalization(GraphBuilder& b, Output x, const std::vector<int64_t>& axes = {0, 2, 3},
+                                 absl::string_view name = {});
+struct LRNOptions {
+  double alpha = 1e-4;
+  double beta = 0.75;
+  double bias = 1.0;
+};
+Output LRN(GraphBuilder& b, Output x, int64_t size, const LRNOptions& options = {}, absl::string_view name = {});
 
 // ---- Losses --------------------------------------------------------------------
 
@@ -244,6 +337,9 @@ Output SoftmaxCrossEntropyLoss(GraphBuilder& b, Output scores, Output labels, Ou
                                const SoftmaxCrossEntropyLossOptions& options = {}, absl::string_view name = {});
 Output SoftmaxCrossEntropyLoss(GraphBuilder& b, Output scores, Output labels,
                                const SoftmaxCrossEntropyLossOptions& options = {}, absl::string_view name = {});
+// `input` holds log-probabilities [N, C, D1...]; `weight` may be a default Output() (absent).
+Output NegativeLogLikelihoodLoss(GraphBuilder& b, Output input, Output target, Output weight,
+                                 const SoftmaxCrossEntropyLossOptions& options = {}, absl::string_view name = {});
 
 // ---- Shapes and layout ---------------------------------------------------------
 
@@ -295,6 +391,35 @@ Output Range(GraphBuilder& b, Output start, Output limit, Output delta, absl::st
 // i64 scalars.
 Output Range(GraphBuilder& b, int64_t start, int64_t limit, int64_t delta = 1, absl::string_view name = {});
 
+// The number of elements of x as an i64 scalar.
+Output Size(GraphBuilder& b, Output x, absl::string_view name = {});
+// The upper (j - i >= k) or lower (j - i <= k) triangle of the last two axes; `k` is
+// an i64 scalar or a default Output (0).
+Output Trilu(GraphBuilder& b, Output x, Output k, bool upper = true, absl::string_view name = {});
+Output Trilu(GraphBuilder& b, Output x, int64_t k = 0, bool upper = true, absl::string_view name = {});
+// mode "DCR" or "CRD".
+Output DepthToSpace(GraphBuilder& b, Output x, int64_t blocksize, absl::string_view mode = "DCR",
+                    absl::string_view name = {});
+Output SpaceToDepth(GraphBuilder& b, Output x, int64_t blocksize, absl::string_view name = {});
+Output ReverseSequence(GraphBuilder& b, Output x, Output sequence_lens, int64_t time_axis = 0, int64_t batch_axis = 1,
+                       absl::string_view name = {});
+struct ResizeOptions {
+  std::string mode = "nearest";  // or "linear", "cubic"
+  std::string coordinate_transformation_mode = "half_pixel";
+  std::string nearest_mode = "round_prefer_floor";
+  double cubic_coeff_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation_value = 0.0;
+};
+// Exactly one of `scales` (f32) and `sizes` (i64) is given (the other a default
+// Output); `roi` only for tf_crop_and_resize.
+Output Resize(GraphBuilder& b, Output x, Output roi, Output scales, Output sizes, const ResizeOptions& options = {},
+              absl::string_view name = {});
+Output Resize(GraphBuilder& b, Output x, const std::vector<float>& scales, const ResizeOptions& options = {},
+              absl::string_view name = {});
+Output ResizeToSizes(GraphBuilder& b, Output x, const std::vector<int64_t>& sizes, const ResizeOptions& options = {},
+                     absl::string_view name = {});
+
 // ---- Indexing ------------------------------------------------------------------
 
 Output Gather(GraphBuilder& b, Output data, Output indices, int64_t axis = 0, absl::string_view name = {});
@@ -313,6 +438,17 @@ struct OneHotOptions {
 };
 Output OneHot(GraphBuilder& b, Output indices, int64_t depth, const OneHotOptions& options = {},
               absl::string_view name = {});
+
+// Slices of data addressed by the index tuples in the last axis of `indices` (i64).
+Output GatherND(GraphBuilder& b, Output data, Output indices, int64_t batch_dims = 0, absl::string_view name = {});
+// reduction: "none", "add", "mul", "max" or "min".
+Output ScatterND(GraphBuilder& b, Output data, Output indices, Output updates, absl::string_view reduction = "none",
+                 absl::string_view name = {});
+// `condition` (bool, 1-D) must be a constant; without `axis` x is flattened.
+Output Compress(GraphBuilder& b, Output x, Output condition, std::optional<int64_t> axis = std::nullopt,
+                absl::string_view name = {});
+// [rank, count] i64 coordinates of the nonzero elements of x, which must be a constant.
+Output NonZero(GraphBuilder& b, Output x, absl::string_view name = {});
 
 }  // namespace tsr::ops
 

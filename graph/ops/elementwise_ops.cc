@@ -1,6 +1,7 @@
 // Elementwise ops with ONNX semantics (latest opset): arithmetic (Add, Sub, Mul,
-// Div, Pow), unary math (Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal), variadic
-// Max/Min, comparisons (Equal, Less, Greater), Where, Cast and Clip.
+// Div, Pow, Mod), unary math (Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal), variadic
+// Max/Min, comparisons (Equal, Less, Greater, GreaterOrEqual, LessOrEqual), logic
+// (And, Or, Xor), BitShift, Where, Cast and Clip. More unary math is in math_ops.cc.
 //
 // Every multi-input op uses numpy multidirectional broadcasting (BroadcastShapes).
 // Rsqrt (1/sqrt(x)) is not in ONNX; it is here because normalization layers and
@@ -10,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
 #include "graph/ops/elementwise_helpers.h"
 #include "graph/ops/op_helpers.h"
@@ -90,6 +92,26 @@ int64_t ClipFlops(const InferenceContext& ctx) {
   return bounds * OutputElements(ctx);
 }
 
+// ONNX leaves fmod = 0 (the divisor's sign, like Python's %) to integers: for floats
+// it must be 1 (C fmod, the dividend's sign).
+absl::Status InferMod(InferenceContext& ctx) {
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "fmod"));
+  if (ctx.GetInt("fmod") == 0 && IsFloating(ctx.input_dtype(0))) {
+    return ctx.Error(absl::StrCat("input A is ", DTypeName(ctx.input_dtype(0)),
+                                  ": floating-point Mod requires attribute 'fmod' = 1"));
+  }
+  return BroadcastAllInputs(ctx);
+}
+
+absl::Status InferBitShift(InferenceContext& ctx) {
+  const std::string direction = ctx.GetString("direction");
+  if (direction != "LEFT" && direction != "RIGHT") {
+    return ctx.Error(
+        absl::StrCat("attribute 'direction' is \"", direction, "\" but \"LEFT\" or \"RIGHT\" is required"));
+  }
+  return BroadcastAllInputs(ctx);
+}
+
 }  // namespace
 
 absl::Status RegisterElementwiseOps(OpRegistry& registry) {
@@ -126,6 +148,30 @@ absl::Status RegisterElementwiseOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(registry.Register(Comparison("Less", "A < B, broadcast; bool output.", kNumericDTypes).Build()));
   TSR_RETURN_IF_ERROR(
       registry.Register(Comparison("Greater", "A > B, broadcast; bool output.", kNumericDTypes).Build()));
+  TSR_RETURN_IF_ERROR(
+      registry.Register(Comparison("GreaterOrEqual", "A >= B, broadcast; bool output.", kNumericDTypes).Build()));
+  TSR_RETURN_IF_ERROR(
+      registry.Register(Comparison("LessOrEqual", "A <= B, broadcast; bool output.", kNumericDTypes).Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(Comparison("And", "A and B, broadcast.", {DType::kBool}).Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(Comparison("Or", "A or B, broadcast.", {DType::kBool}).Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(Comparison("Xor", "A xor B, broadcast.", {DType::kBool}).Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(
+      BinaryArithmetic("Mod", "Remainder of A / B, broadcast: sign of B (fmod = 0, integers only) or of A (fmod = 1).")
+          .Attr("fmod", AttrType::kInt, AttrValue::Int(0))
+          .Infer(InferMod)
+          .Build()));
+  // Tessera's only unsigned integer type is u8 (ONNX also takes u16/u32/u64).
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("BitShift")
+                                            .Summary("X shifted by Y bits, broadcast; 'direction' \"LEFT\" or "
+                                                     "\"RIGHT\". Shifts past the width give 0.")
+                                            .Input("X", "T")
+                                            .Input("Y", "T")
+                                            .Output("Z", "T")
+                                            .TypeConstraint("T", {DType::kU8})
+                                            .RequiredAttr("direction", AttrType::kString)
+                                            .Infer(InferBitShift)
+                                            .Flops(PerOutputElement(1))
+                                            .Build()));
 
   TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("Where")
                                             .Summary("condition ? X : Y per element; all three broadcast.")

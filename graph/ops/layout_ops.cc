@@ -1,5 +1,6 @@
-// Layout ops: Transpose, Concat, Split, Slice, Pad, Tile (ONNX semantics, latest
-// opset; Split follows opset 18 with `num_outputs`). Each one materializes its output,
+// Layout ops: Transpose, Concat, Split, Slice, Pad, Tile, Trilu, DepthToSpace,
+// SpaceToDepth, ReverseSequence (ONNX semantics, latest opset; Split follows opset 18
+// with `num_outputs`). Each one materializes its output,
 // so its FLOP estimate is the number of elements it writes.
 //
 // The batch dimension N survives an op only where the output size along that axis is
@@ -323,6 +324,84 @@ absl::Status InferTile(InferenceContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status InferTrilu(InferenceContext& ctx) {
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "upper"));
+  if (ctx.input_rank(0) < 2) {
+    return ctx.Error(
+        absl::StrCat("input 'input' has shape ", ctx.input_shape(0).ToString(), " but rank >= 2 is required"));
+  }
+  // k is run-time data (it does not change the shape) but must be one value.
+  if (ctx.has_input(1) && ctx.input_shape(1).BindBatch(1).num_elements() != 1) {
+    return ctx.Error(absl::StrCat("input 'k' must hold one value but has shape ", ctx.input_shape(1).ToString()));
+  }
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
+// The block size of DepthToSpace / SpaceToDepth after checking that the input is 4-D.
+absl::StatusOr<int64_t> BlockSize(const InferenceContext& ctx) {
+  if (ctx.input_rank(0) != 4) {
+    return ctx.Error(
+        absl::StrCat("input 'input' has shape ", ctx.input_shape(0).ToString(), " but must be 4-D [N, C, H, W]"));
+  }
+  const int64_t b = ctx.GetInt("blocksize");
+  if (b < 1 || b > kMaxElements) return ctx.Error(absl::StrCat("blocksize is ", b, " but must be >= 1"));
+  for (int i = 1; i < 4; ++i) {
+    if (ctx.input_shape(0).dim(i) == kBatchDim) {
+      return ctx.Error(absl::StrCat("axis ", i, " of ", ctx.input_shape(0).ToString(),
+                                    " is the batch dimension N, but only axis 0 may be"));
+    }
+  }
+  return b;
+}
+
+absl::Status InferDepthToSpace(InferenceContext& ctx) {
+  const std::string mode = ctx.GetString("mode");
+  if (mode != "DCR" && mode != "CRD") return ctx.Error(absl::StrCat("unknown mode '", mode, "' (known: DCR, CRD)"));
+  TSR_ASSIGN_OR_RETURN(const int64_t b, BlockSize(ctx));
+  const Shape& in = ctx.input_shape(0);
+  if (b > kMaxElements / b || in.dim(1) % (b * b) != 0) {
+    return ctx.Error(absl::StrCat("the channels of ", in.ToString(), " are not a multiple of blocksize^2 = ", b, "^2"));
+  }
+  if (in.dim(2) > kMaxElements / b || in.dim(3) > kMaxElements / b) {
+    return ctx.Error(absl::StrCat("the output of ", in.ToString(), " exceeds the size limit of a tensor"));
+  }
+  ctx.set_output(0, ctx.input_dtype(0), Shape{in.dim(0), in.dim(1) / (b * b), in.dim(2) * b, in.dim(3) * b});
+  return absl::OkStatus();
+}
+
+absl::Status InferSpaceToDepth(InferenceContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(const int64_t b, BlockSize(ctx));
+  const Shape& in = ctx.input_shape(0);
+  if (in.dim(2) % b != 0 || in.dim(3) % b != 0) {
+    return ctx.Error(absl::StrCat("the height and width of ", in.ToString(), " must be multiples of blocksize ", b));
+  }
+  if (b > kMaxElements / b || in.dim(1) > kMaxElements / (b * b)) {
+    return ctx.Error(absl::StrCat("the output of ", in.ToString(), " exceeds the size limit of a tensor"));
+  }
+  ctx.set_output(0, ctx.input_dtype(0), Shape{in.dim(0), in.dim(1) * b * b, in.dim(2) / b, in.dim(3) / b});
+  return absl::OkStatus();
+}
+
+absl::Status InferReverseSequence(InferenceContext& ctx) {
+  const Shape& in = ctx.input_shape(0);
+  if (in.rank() < 2)
+    return ctx.Error(absl::StrCat("input 'input' has shape ", in.ToString(), " but rank >= 2 is required"));
+  const int64_t time_axis = ctx.GetInt("time_axis"), batch_axis = ctx.GetInt("batch_axis");
+  if (!((time_axis == 0 && batch_axis == 1) || (time_axis == 1 && batch_axis == 0))) {
+    return ctx.Error(
+        absl::StrCat("time_axis ", time_axis, " and batch_axis ", batch_axis, " must be 0 and 1 in some order"));
+  }
+  const int64_t batch = in.dim(static_cast<int>(batch_axis));
+  if (ctx.input_shape(1) != Shape{batch}) {
+    return ctx.Error(absl::StrCat("input 'sequence_lens' has shape ", ctx.input_shape(1).ToString(), " but must be [",
+                                  batch == kBatchDim ? std::string("N") : absl::StrCat(batch), "] (the batch axis of ",
+                                  in.ToString(), ")"));
+  }
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterLayoutOps(OpRegistry& registry) {
@@ -394,6 +473,52 @@ absl::Status RegisterLayoutOps(OpRegistry& registry) {
                                             .TypeConstraint("T", kAllDTypes)
                                             .TypeConstraint("Trepeats", {DType::kI64})
                                             .Infer(InferTile)
+                                            .Flops(PerOutputElement(1))
+                                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("Trilu")
+                                            .Summary("Keeps the upper (upper=1: j - i >= k) or lower (j - i <= k) "
+                                                     "triangle of the last two axes and zeroes the rest.")
+                                            .Input("input", "T")
+                                            .OptionalInput("k", "Tk")
+                                            .Output("output", "T")
+                                            .TypeConstraint("T", kAllDTypes)
+                                            .TypeConstraint("Tk", {DType::kI64})
+                                            .Attr("upper", AttrType::kInt, AttrValue::Int(1))
+                                            .Infer(InferTrilu)
+                                            .Flops(PerOutputElement(1))
+                                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("DepthToSpace")
+                                            .Summary("Moves blocks of blocksize^2 channels into blocksize x blocksize "
+                                                     "spatial tiles; mode DCR (depth-column-row) or CRD.")
+                                            .Input("input", "T")
+                                            .Output("output", "T")
+                                            .TypeConstraint("T", kAllDTypes)
+                                            .RequiredAttr("blocksize", AttrType::kInt)
+                                            .Attr("mode", AttrType::kString, AttrValue::String("DCR"))
+                                            .Infer(InferDepthToSpace)
+                                            .Flops(PerOutputElement(1))
+                                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("SpaceToDepth")
+                                            .Summary("Moves blocksize x blocksize spatial tiles into channels (the "
+                                                     "inverse of DepthToSpace in DCR mode).")
+                                            .Input("input", "T")
+                                            .Output("output", "T")
+                                            .TypeConstraint("T", kAllDTypes)
+                                            .RequiredAttr("blocksize", AttrType::kInt)
+                                            .Infer(InferSpaceToDepth)
+                                            .Flops(PerOutputElement(1))
+                                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("ReverseSequence")
+                                            .Summary("Reverses the first sequence_lens[b] elements along 'time_axis' "
+                                                     "of each batch entry b (along 'batch_axis').")
+                                            .Input("input", "T")
+                                            .Input("sequence_lens", "Tlens")
+                                            .Output("Y", "T")
+                                            .TypeConstraint("T", kAllDTypes)
+                                            .TypeConstraint("Tlens", {DType::kI64})
+                                            .Attr("time_axis", AttrType::kInt, AttrValue::Int(0))
+                                            .Attr("batch_axis", AttrType::kInt, AttrValue::Int(1))
+                                            .Infer(InferReverseSequence)
                                             .Flops(PerOutputElement(1))
                                             .Build()));
   return absl::OkStatus();

@@ -1,5 +1,7 @@
 // Normalizations: BatchNormalization (per channel of [N,C,...]), LayerNormalization
-// (over the trailing axes from `axis`), and Softmax / LogSoftmax (along one axis).
+// (over the trailing axes from `axis`), InstanceNormalization (per sample and
+// channel of [N,C,D1...]), MeanVarianceNormalization (over `axes`), LRN (across
+// neighbouring channels), and Softmax / LogSoftmax / Hardmax (along one axis).
 //
 // Per-channel sizes must be static; the batch dimension may be symbolic wherever it
 // is not a normalized size that a parameter has to match.
@@ -117,6 +119,50 @@ absl::Status InferLayerNormalization(InferenceContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status InferInstanceNormalization(InferenceContext& ctx) {
+  TSR_RETURN_IF_ERROR(CheckEpsilon(ctx));
+  const Shape& x = ctx.input_shape(0);
+  if (x.rank() < 3) {
+    return ctx.Error(absl::StrCat("input 0 ('input') has shape ", x.ToString(), " but [N,C,D1,...] is required"));
+  }
+  const int64_t channels = x.dim(1);
+  if (channels == kBatchDim) {
+    return ctx.Error(absl::StrCat("input 0 ('input') has shape ", x.ToString(),
+                                  " with a symbolic channel dimension; it must be static"));
+  }
+  for (int i = 1; i <= 2; ++i) {
+    if (ctx.input_shape(i) != Shape{channels}) {
+      return ctx.Error(absl::StrCat("input ", i, " ('", i == 1 ? "scale" : "B", "') has shape ",
+                                    ctx.input_shape(i).ToString(), " but [", channels,
+                                    "] (one value per channel) is required"));
+    }
+  }
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
+absl::Status InferMeanVarianceNormalization(InferenceContext& ctx) {
+  // Only validated: the kernel reads the attribute itself.
+  TSR_RETURN_IF_ERROR(NormalizeAxes(ctx, ctx.GetInts("axes"), ctx.input_rank(0)).status());
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
+absl::Status InferLRN(InferenceContext& ctx) {
+  const Shape& x = ctx.input_shape(0);
+  if (x.rank() < 3) {
+    return ctx.Error(absl::StrCat("input 0 ('X') has shape ", x.ToString(), " but [N,C,D1,...] is required"));
+  }
+  const int64_t size = ctx.GetInt("size");
+  if (size < 1) return ctx.Error(absl::StrCat("size is ", size, " but must be >= 1"));
+  const double bias = ctx.GetFloat("bias");
+  if (!(bias > 0)) {
+    return ctx.Error(absl::StrCat("bias is ", bias, " but must be > 0 (the base of a fractional power)"));
+  }
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
 absl::Status InferSoftmax(InferenceContext& ctx) {
   absl::StatusOr<int> axis = NormalizeAxis(ctx.GetInt("axis"), ctx.input_rank(0));
   if (!axis.ok()) return ctx.Error(axis.status().message());
@@ -124,7 +170,7 @@ absl::Status InferSoftmax(InferenceContext& ctx) {
   return absl::OkStatus();
 }
 
-OpDef SoftmaxDef(std::string name, std::string summary) {
+OpDef SoftmaxDef(std::string name, std::string summary, int64_t flops = kSoftmaxFlops) {
   return OpDefBuilder(std::move(name))
       .Summary(std::move(summary))
       .Input("input", "T")
@@ -132,7 +178,7 @@ OpDef SoftmaxDef(std::string name, std::string summary) {
       .TypeConstraint("T", kFloatDTypes)
       .Attr("axis", AttrType::kInt, AttrValue::Int(-1))
       .Infer(InferSoftmax)
-      .Flops(PerOutputElement(kSoftmaxFlops))
+      .Flops(PerOutputElement(flops))
       .Build();
 }
 
@@ -183,6 +229,49 @@ absl::Status RegisterNormalizationOps(OpRegistry& registry) {
       registry.Register(SoftmaxDef("Softmax", "exp(x) / sum(exp(x)) along `axis` (computed max-shifted).")));
   TSR_RETURN_IF_ERROR(
       registry.Register(SoftmaxDef("LogSoftmax", "x - log(sum(exp(x))) along `axis` (computed max-shifted).")));
+  // Hardmax: one comparison per element.
+  TSR_RETURN_IF_ERROR(
+      registry.Register(SoftmaxDef("Hardmax", "1 at the first maximum along `axis`, 0 elsewhere.", /*flops=*/1)));
+  TSR_RETURN_IF_ERROR(registry.Register(
+      OpDefBuilder("InstanceNormalization")
+          .Summary("y = scale * (x - mean) / sqrt(var + epsilon) + B, the statistics taken per sample and channel "
+                   "of [N,C,D1,...] over D1,...")
+          .Input("input", "T")
+          .Input("scale", "T")
+          .Input("B", "T")
+          .Output("output", "T")
+          .TypeConstraint("T", kFloatDTypes)
+          .Attr("epsilon", AttrType::kFloat, AttrValue::Float(1e-5))
+          .Infer(InferInstanceNormalization)
+          .Flops(PerOutputElement(kLayerNormFlops))
+          .Build()));
+  TSR_RETURN_IF_ERROR(
+      registry.Register(OpDefBuilder("MeanVarianceNormalization")
+                            .Summary("(X - mean) / (std + 1e-9) with mean and (population) std taken over 'axes'.")
+                            .Input("X", "T")
+                            .Output("Y", "T")
+                            .TypeConstraint("T", kFloatDTypes)
+                            .Attr("axes", AttrType::kInts, AttrValue::Ints({0, 2, 3}))
+                            .Infer(InferMeanVarianceNormalization)
+                            .Flops(PerOutputElement(kLayerNormFlops))
+                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(
+      OpDefBuilder("LRN")
+          .Summary("Local response normalization across channels of [N,C,D1,...]: y = x / (bias + alpha / size * "
+                   "sum of x^2 over channels [c - floor((size-1)/2), c + ceil((size-1)/2)]) ^ beta.")
+          .Input("X", "T")
+          .Output("Y", "T")
+          .TypeConstraint("T", kFloatDTypes)
+          .Attr("alpha", AttrType::kFloat, AttrValue::Float(1e-4))
+          .Attr("beta", AttrType::kFloat, AttrValue::Float(0.75))
+          .Attr("bias", AttrType::kFloat, AttrValue::Float(1.0))
+          .RequiredAttr("size", AttrType::kInt)
+          .Infer(InferLRN)
+          // Per element: `size` squares and adds, then scale, power and divide.
+          .Flops([](const InferenceContext& ctx) {
+            return SaturatingProduct({2, ctx.GetInt("size"), OutputElements(ctx)}) + 3 * OutputElements(ctx);
+          })
+          .Build()));
   return absl::OkStatus();
 }
 

@@ -1,11 +1,14 @@
 // Reductions with ONNX opset 18 semantics — ReduceSum, ReduceMean, ReduceMax,
-// ReduceMin, ReduceProd, ReduceL2 — and ArgMax.
+// ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
+// ReduceLogSumExp — ArgMax and ArgMin, and the scans and selections along one axis:
+// CumSum and TopK.
 //
 // The Reduce* ops take their axes as an optional int64 input (opset 18), but graphs
 // are static, so when `axes` is given it must be a constant: the output shape depends
 // on its value. Absent or empty axes reduce every dimension, unless
 // noop_with_empty_axes=1, which makes the op the identity. Reducing the symbolic
 // batch dimension is allowed (it becomes 1 with keepdims=1, disappears otherwise).
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -109,7 +112,7 @@ OpDef ReduceOp(std::string name, std::string summary, absl::Span<const DType> al
       .Build();
 }
 
-absl::Status InferArgMax(InferenceContext& ctx) {
+absl::Status InferArgExtremum(InferenceContext& ctx) {
   TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "keepdims"));
   TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "select_last_index"));
   const Shape& in = ctx.input_shape(0);
@@ -117,9 +120,72 @@ absl::Status InferArgMax(InferenceContext& ctx) {
   if (!axis.ok()) return ctx.Error(axis.status().message());
   if (in.dim(*axis) == 0) {
     return ctx.Error(
-        absl::StrCat("axis ", *axis, " of input shape ", in.ToString(), " is empty, so it has no maximum to index"));
+        absl::StrCat("axis ", *axis, " of input shape ", in.ToString(), " is empty, so it has no extremum to index"));
   }
   ctx.set_output(0, DType::kI64, ReducedShape(in, {*axis}, ctx.GetInt("keepdims") == 1));
+  return absl::OkStatus();
+}
+
+OpDef ArgExtremumOp(std::string name, std::string summary) {
+  return OpDefBuilder(std::move(name))
+      .Summary(std::move(summary))
+      .Input("data", "T")
+      .Output("reduced", "Tind")
+      .TypeConstraint("T", kNumericDTypes)
+      .TypeConstraint("Tind", {DType::kI64})
+      .Attr("axis", AttrType::kInt, AttrValue::Int(0))
+      .Attr("keepdims", AttrType::kInt, AttrValue::Int(1))
+      .Attr("select_last_index", AttrType::kInt, AttrValue::Int(0))
+      .Infer(InferArgExtremum)
+      // One comparison per input element.
+      .Flops([](const InferenceContext& ctx) { return InputElements(ctx); })
+      .Build();
+}
+
+// CumSum's axis: a scalar (or one-element 1-D) int32/int64 input. Its value does not
+// change the output shape, so it need not be constant; when it is, it is checked here.
+absl::Status InferCumSum(InferenceContext& ctx) {
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "exclusive"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "reverse"));
+  const Shape& axis_shape = ctx.input_shape(1);
+  if (axis_shape.rank() > 1 || (axis_shape.rank() == 1 && axis_shape.dim(0) != 1)) {
+    return ctx.Error(
+        absl::StrCat("input 1 ('axis') has shape ", axis_shape.ToString(), " but a scalar (or [1]) is required"));
+  }
+  const int rank = ctx.input_rank(0);
+  if (rank == 0) return ctx.Error("input 0 ('x') is a scalar but CumSum needs at least one axis");
+  if (const Tensor* axis = ctx.input_value(1); axis != nullptr) {
+    absl::StatusOr<int> a = NormalizeAxis(axis->GetAsInt64(0), rank);
+    if (!a.ok()) return ctx.Error(a.status().message());
+  }
+  ctx.set_output(0, ctx.input(0));
+  return absl::OkStatus();
+}
+
+// TopK: K (a constant one-element int64 input) sets the output size along `axis`.
+absl::Status InferTopK(InferenceContext& ctx) {
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "largest"));
+  TSR_RETURN_IF_ERROR(CheckFlagAttr(ctx, "sorted"));
+  const Shape& in = ctx.input_shape(0);
+  absl::StatusOr<int> axis = NormalizeAxis(ctx.GetInt("axis"), in.rank());
+  if (!axis.ok()) return ctx.Error(axis.status().message());
+  const Shape& k_shape = ctx.input_shape(1);
+  if (k_shape != Shape{1}) {
+    return ctx.Error(absl::StrCat("input 1 ('K') has shape ", k_shape.ToString(), " but [1] is required"));
+  }
+  const Tensor* k_value = ctx.input_value(1);
+  if (k_value == nullptr) return ctx.Error("input 1 ('K') must be a constant: the output shape depends on its value");
+  const int64_t k = k_value->GetAsInt64(0);
+  const int64_t n = in.dim(*axis);
+  if (k < 0 || (n != kBatchDim && k > n)) {
+    return ctx.Error(absl::StrCat("K is ", k, " but must be in [0, ",
+                                  n == kBatchDim ? std::string("N") : absl::StrCat(n), "] (the size of axis ", *axis,
+                                  " of input shape ", in.ToString(), ")"));
+  }
+  Shape out = in;
+  out.set_dim(*axis, k);
+  ctx.set_output(0, ctx.input_dtype(0), out);
+  ctx.set_output(1, DType::kI64, std::move(out));
   return absl::OkStatus();
 }
 
@@ -141,21 +207,63 @@ absl::Status RegisterReductionOps(OpRegistry& registry) {
   // Square and add per input element, one square root per output element.
   TSR_RETURN_IF_ERROR(registry.Register(
       ReduceOp("ReduceL2", "sqrt(sum(X^2)) over 'axes'.", kReduceArithmeticDTypes, ReduceFlops(2, 1))));
+  // |x| and add per input element.
   TSR_RETURN_IF_ERROR(
-      registry.Register(OpDefBuilder("ArgMax")
-                            .Summary("Index (int64) of the maximum along 'axis'; ties go to the first (or, with "
-                                     "select_last_index=1, the last) occurrence.")
-                            .Input("data", "T")
-                            .Output("reduced", "Tind")
-                            .TypeConstraint("T", kNumericDTypes)
-                            .TypeConstraint("Tind", {DType::kI64})
-                            .Attr("axis", AttrType::kInt, AttrValue::Int(0))
-                            .Attr("keepdims", AttrType::kInt, AttrValue::Int(1))
-                            .Attr("select_last_index", AttrType::kInt, AttrValue::Int(0))
-                            .Infer(InferArgMax)
-                            // One comparison per input element.
-                            .Flops([](const InferenceContext& ctx) { return InputElements(ctx); })
-                            .Build()));
+      registry.Register(ReduceOp("ReduceL1", "sum(|X|) over 'axes'.", kReduceArithmeticDTypes, ReduceFlops(2, 0))));
+  TSR_RETURN_IF_ERROR(registry.Register(
+      ReduceOp("ReduceSumSquare", "sum(X^2) over 'axes'.", kReduceArithmeticDTypes, ReduceFlops(2, 0))));
+  // The sum, then one log per output element.
+  TSR_RETURN_IF_ERROR(registry.Register(
+      ReduceOp("ReduceLogSum", "log(sum(X)) over 'axes'.", kReduceArithmeticDTypes, ReduceFlops(1, 1))));
+  // Max, subtract, exp, add per input element; log and add back the max per output.
+  TSR_RETURN_IF_ERROR(
+      registry.Register(ReduceOp("ReduceLogSumExp", "log(sum(exp(X))) over 'axes' (computed shifted by the maximum).",
+                                 kReduceArithmeticDTypes, ReduceFlops(4, 2))));
+  TSR_RETURN_IF_ERROR(
+      registry.Register(ArgExtremumOp("ArgMax",
+                                      "Index (int64) of the maximum along 'axis'; ties go to the first (or, with "
+                                      "select_last_index=1, the last) occurrence.")));
+  TSR_RETURN_IF_ERROR(
+      registry.Register(ArgExtremumOp("ArgMin",
+                                      "Index (int64) of the minimum along 'axis'; ties go to the first (or, with "
+                                      "select_last_index=1, the last) occurrence.")));
+  TSR_RETURN_IF_ERROR(registry.Register(
+      OpDefBuilder("CumSum")
+          .Summary("Running sum along the axis given by input 'axis'; exclusive=1 leaves each element out of its "
+                   "own sum, reverse=1 runs from the end.")
+          .Input("x", "T")
+          .Input("axis", "T2")
+          .Output("y", "T")
+          .TypeConstraint("T", kReduceArithmeticDTypes)
+          .TypeConstraint("T2", kIndexDTypes)
+          .Attr("exclusive", AttrType::kInt, AttrValue::Int(0))
+          .Attr("reverse", AttrType::kInt, AttrValue::Int(0))
+          .Infer(InferCumSum)
+          .Flops(PerOutputElement(1))
+          .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(
+      OpDefBuilder("TopK")
+          .Summary("The K largest (largest=1) or smallest elements along 'axis' and their int64 indices; sorted=1 "
+                   "orders them (largest first, or smallest first); equal values keep the lower index first.")
+          .Input("X", "T")
+          .Input("K", "Tind")
+          .Output("Values", "T")
+          .Output("Indices", "Tind")
+          .TypeConstraint("T", kNumericDTypes)
+          .TypeConstraint("Tind", {DType::kI64})
+          .Attr("axis", AttrType::kInt, AttrValue::Int(-1))
+          .Attr("largest", AttrType::kInt, AttrValue::Int(1))
+          .Attr("sorted", AttrType::kInt, AttrValue::Int(1))
+          .Infer(InferTopK)
+          // About log2(n) comparisons per input element (a sort along the axis).
+          .Flops([](const InferenceContext& ctx) {
+            int64_t n = ctx.input_shape(0).BindBatch(1).dim(
+                static_cast<int>(NormalizeAxis(ctx.GetInt("axis"), ctx.input_rank(0)).value_or(0)));
+            int64_t log2 = 1;
+            while ((int64_t{1} << log2) < n && log2 < 62) ++log2;
+            return InputElements(ctx) * log2;
+          })
+          .Build()));
   return absl::OkStatus();
 }
 

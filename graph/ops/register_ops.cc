@@ -9,6 +9,7 @@ absl::Status RegisterBuiltinOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterSourceOps(registry));
   TSR_RETURN_IF_ERROR(RegisterElementwiseOps(registry));
   TSR_RETURN_IF_ERROR(RegisterActivationOps(registry));
+  TSR_RETURN_IF_ERROR(RegisterMathOps(registry));
   TSR_RETURN_IF_ERROR(RegisterReductionOps(registry));
   TSR_RETURN_IF_ERROR(RegisterRandomOps(registry));
   TSR_RETURN_IF_ERROR(RegisterMatMulOps(registry));
@@ -16,8 +17,10 @@ absl::Status RegisterBuiltinOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterPoolOps(registry));
   TSR_RETURN_IF_ERROR(RegisterNormalizationOps(registry));
   TSR_RETURN_IF_ERROR(RegisterLossOps(registry));
+  TSR_RETURN_IF_ERROR(RegisterEinsumOps(registry));
   TSR_RETURN_IF_ERROR(RegisterShapeOps(registry));
   TSR_RETURN_IF_ERROR(RegisterIndexingOps(registry));
+  TSR_RETURN_IF_ERROR(RegisterResizeOps(registry));
   TSR_RETURN_IF_ERROR(RegisterOptimizerOps(registry));
   TSR_RETURN_IF_ERROR(RegisterGradientOps(registry));
   return absl::OkStatus();

@@ -11,13 +11,15 @@ class OpRegistry;
 // Registers every family below.
 absl::Status RegisterBuiltinOps(OpRegistry& registry);
 
-// Constant, Identity, Placeholder, Variable.
+// Constant, Identity, Placeholder, Variable, ConstantOfShape, EyeLike.
 absl::Status RegisterSourceOps(OpRegistry& registry);
 // Add, Sub, Mul, Div, Pow, Neg, Abs, Exp, Log, Sqrt, Rsqrt, Reciprocal, Max, Min,
 // Equal, Less, Greater, Where, Cast, Clip.
 absl::Status RegisterElementwiseOps(OpRegistry& registry);
 // Relu, LeakyRelu, Gelu, Sigmoid, Tanh, Erf, Softplus, Silu.
 absl::Status RegisterActivationOps(OpRegistry& registry);
+// Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Floor, Ceil, Round, Sign, IsNaN, IsInf, Not.
+absl::Status RegisterMathOps(OpRegistry& registry);
 // ReduceSum/Mean/Max/Min/Prod/L2, ArgMax.
 absl::Status RegisterReductionOps(OpRegistry& registry);
 // Dropout.
@@ -32,11 +34,13 @@ absl::Status RegisterPoolOps(OpRegistry& registry);
 absl::Status RegisterNormalizationOps(OpRegistry& registry);
 // SoftmaxCrossEntropyLoss.
 absl::Status RegisterLossOps(OpRegistry& registry);
+absl::Status RegisterEinsumOps(OpRegistry& registry);  // Einsum
 // Reshape, Transpose, Flatten, Squeeze, Unsqueeze, Concat, Split, Slice, Expand,
-// Pad, Tile, Shape, Range.
+// Pad, Tile, Shape, Size, Range, Trilu, DepthToSpace, SpaceToDepth, ReverseSequence.
 absl::Status RegisterShapeOps(OpRegistry& registry);
-// Gather, GatherElements, ScatterElements, OneHot.
+// Gather, GatherElements, ScatterElements, OneHot, GatherND, ScatterND, Compress, NonZero.
 absl::Status RegisterIndexingOps(OpRegistry& registry);
+absl::Status RegisterResizeOps(OpRegistry& registry);  // Resize, ResizeGrad (resize_ops.cc)
 // SGDUpdate, MomentumUpdate, AdamUpdate, RMSPropUpdate, Increment.
 absl::Status RegisterOptimizerOps(OpRegistry& registry);
 // ConvGradFilter, MaxPoolGrad, AveragePoolGrad, BatchNormalizationGrad,

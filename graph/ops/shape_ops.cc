@@ -1,4 +1,4 @@
-// Shape ops: Reshape, Flatten, Squeeze, Unsqueeze, Expand, Shape, Range (ONNX
+// Shape ops: Reshape, Flatten, Squeeze, Unsqueeze, Expand, Shape, Size, Range (ONNX
 // semantics, latest opset). The layout ops of the same family (Transpose, Concat,
 // Split, Slice, Pad, Tile) live in layout_ops.cc and are registered from here.
 //
@@ -226,6 +226,11 @@ absl::Status InferShape(InferenceContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status InferSize(InferenceContext& ctx) {
+  ctx.set_output(0, DType::kI64, Shape{});
+  return absl::OkStatus();
+}
+
 // max(ceil((limit - start) / delta), 0), computed in the inputs' own type as ONNX does.
 template <typename T>
 absl::StatusOr<int64_t> RangeLength(const InferenceContext& ctx, T start, T limit, T delta) {
@@ -347,6 +352,14 @@ absl::Status RegisterShapeOps(OpRegistry& registry) {
                                             .Attr("start", AttrType::kInt, AttrValue::Int(0))
                                             .OptionalAttr("end", AttrType::kInt)
                                             .Infer(InferShape)
+                                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("Size")
+                                            .Summary("The input's number of elements as an i64 scalar.")
+                                            .Input("data", "T")
+                                            .Output("size", "T1")
+                                            .TypeConstraint("T", kAllDTypes)
+                                            .TypeConstraint("T1", {DType::kI64})
+                                            .Infer(InferSize)
                                             .Build()));
   TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("Range")
                                             .Summary("start, start + delta, ... up to (excluding) limit.")

@@ -1,4 +1,8 @@
-// Source ops — Constant, Placeholder, Variable — and Identity.
+// Source ops — Constant, Placeholder, Variable, ConstantOfShape, EyeLike — and
+// Identity.
+//
+// ConstantOfShape's shape input must be a constant: graphs are static, so the output
+// shape cannot depend on run-time data.
 //
 // Variable's initializers are named here and run by the runtime (issue: training):
 // zeros, ones, constant(init_value), uniform(init_min, init_max), normal(init_mean,
@@ -8,6 +12,7 @@
 // `value` tensor overrides the initializer.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -69,6 +74,38 @@ absl::Status InferVariable(InferenceContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status InferConstantOfShape(InferenceContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadConstantInts(ctx, 0));
+  for (int64_t d : dims) {
+    if (d < 0) return ctx.Error(absl::StrCat("shape ", IntsToString(dims), " holds the negative dim ", d));
+  }
+  Shape shape(dims);
+  if (absl::Status s = shape.Validate(); !s.ok()) return ctx.Error(s.message());
+  DType dtype = DType::kF32;
+  if (const Tensor* value = ctx.GetTensor("value")) {
+    if (!value->valid() || value->num_elements() != 1) {
+      return ctx.Error(absl::StrCat("attribute 'value' must hold exactly one element but is ",
+                                    value->valid() ? value->type().ToString() : std::string("empty")));
+    }
+    dtype = value->dtype();
+  }
+  ctx.set_output(0, dtype, std::move(shape));
+  return absl::OkStatus();
+}
+
+absl::Status InferEyeLike(InferenceContext& ctx) {
+  if (ctx.input_rank(0) != 2) {
+    return ctx.Error(absl::StrCat("input 'input' has shape ", ctx.input_shape(0).ToString(), " but must be 2-D"));
+  }
+  DType dtype = ctx.input_dtype(0);
+  if (ctx.has_attr("dtype")) {
+    dtype = ctx.GetType("dtype");
+    if (!IsValidDType(dtype)) return ctx.Error("attribute 'dtype' is not a valid dtype");
+  }
+  ctx.set_output(0, dtype, ctx.input_shape(0));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterSourceOps(OpRegistry& registry) {
@@ -101,6 +138,30 @@ absl::Status RegisterSourceOps(OpRegistry& registry) {
                                             .OptionalAttr("value", AttrType::kTensor)
                                             .Stateful()
                                             .Infer(InferVariable)
+                                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("ConstantOfShape")
+                                            .Summary("A tensor of the (constant) shape 'input' with every element "
+                                                     "'value' (a one-element tensor; f32 0 when absent).")
+                                            .Input("input", "T1")
+                                            .Output("output", "T2")
+                                            .TypeConstraint("T1", {DType::kI64})
+                                            .TypeConstraint("T2", kAllDTypes)
+                                            .OptionalAttr("value", AttrType::kTensor)
+                                            .Infer(InferConstantOfShape)
+                                            .Flops(PerOutputElement(1))
+                                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("EyeLike")
+                                            .Summary("A 2-D tensor of the input's shape with ones on diagonal 'k' "
+                                                     "(k > 0 above the main one) and zeros elsewhere; 'dtype' "
+                                                     "defaults to the input's.")
+                                            .Input("input", "T1")
+                                            .Output("output", "T2")
+                                            .TypeConstraint("T1", kAllDTypes)
+                                            .TypeConstraint("T2", kAllDTypes)
+                                            .OptionalAttr("dtype", AttrType::kType)
+                                            .Attr("k", AttrType::kInt, AttrValue::Int(0))
+                                            .Infer(InferEyeLike)
+                                            .Flops(PerOutputElement(1))
                                             .Build()));
   TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("Identity")
                                             .Summary("Returns its input.")

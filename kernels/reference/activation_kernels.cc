@@ -1,17 +1,21 @@
-// Reference kernels for activation_ops.cc: Relu, LeakyRelu, Gelu (erf and tanh
-// forms), Sigmoid, Tanh, Erf, Softplus and Silu.
+// Reference kernels for activation_ops.cc: Relu, LeakyRelu, PRelu, Gelu (erf and
+// tanh forms), Sigmoid, HardSigmoid, HardSwish, Tanh, Erf, Softplus, Softsign, Elu,
+// Selu, Celu, ThresholdedRelu, Shrink and Silu.
 //
-// Everything computes in double and rounds once to the output type. Sigmoid and
+// Everything computes in double and rounds once to the output type (integer Shrink
+// converts like Cast; integer PRelu multiplies with wrap-around). Sigmoid and
 // Softplus use their numerically stable forms, so +-100 (or +-1e300) gives finite
-// results without NaN. NaN inputs give NaN.
+// results without NaN; Elu, Selu and Celu use expm1. NaN inputs give NaN.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "kernels/kernel.h"
+#include "kernels/reference/broadcast.h"
 #include "kernels/reference/convert.h"
 #include "kernels/reference/dtype_list.h"
 #include "kernels/register_kernels.h"
@@ -20,11 +24,14 @@ namespace tsr {
 
 namespace {
 
+using reference::BroadcastIndex;
 using reference::FloatTypes;
 using reference::FromDouble;
 using reference::kIsFloatLike;
+using reference::NumericTypes;
 using reference::RegisterForTypes;
 using reference::SignedTypes;
+using reference::TypeList;
 using reference::WidenToDouble;
 
 // Applies y = f(x, ctx) per element, computing in double for float-like T.
@@ -85,6 +92,44 @@ KernelFn GeluKernel() {
   };
 }
 
+// y = x if x >= 0 else slope * x, with the slope broadcast to x's shape.
+template <typename T>
+KernelFn PReluKernel() {
+  return [](KernelContext& ctx) {
+    const Tensor& x = ctx.input(0);
+    const Tensor& slope = ctx.input(1);
+    Tensor& y = ctx.output(0);
+    if (x.shape() != y.shape()) return ctx.Error("input and output shapes differ");
+    absl::StatusOr<BroadcastIndex> index = BroadcastIndex::Create(y.shape(), {x.shape(), slope.shape()});
+    if (!index.ok()) return ctx.Error(index.status().message());
+    const T* px = x.data<T>();
+    const T* ps = slope.data<T>();
+    T* py = y.data<T>();
+    for (int64_t i = 0; i < index->num_elements(); ++i) {
+      const T v = px[i];
+      const T a = ps[index->InputOffset(1, i)];
+      if constexpr (kIsFloatLike<T>) {
+        const double d = WidenToDouble(v);
+        py[i] = d < 0 ? FromDouble<T>(WidenToDouble(a) * d) : v;  // NaN < 0 is false: NaN stays
+      } else {
+        using U = std::make_unsigned_t<T>;
+        py[i] = v < 0 ? static_cast<T>(static_cast<U>(a) * static_cast<U>(v)) : v;
+      }
+    }
+    return absl::OkStatus();
+  };
+}
+
+// alpha * (e^x - 1) for x <= 0, x above (Elu; Selu scales it by gamma).
+double ExpLinear(double x, double alpha) { return x > 0 ? x : alpha * std::expm1(x); }
+
+// x + bias below -lambd, x - bias above lambd, 0 between.
+double Shrink(double x, double bias, double lambd) {
+  if (x < -lambd) return x + bias;
+  if (x > lambd) return x - bias;
+  return std::isnan(x) ? x : 0.0;
+}
+
 // Registers a float-only activation computing g(double).
 template <typename G>
 absl::Status RegisterFloatActivation(KernelRegistry& registry, absl::string_view op, G g) {
@@ -113,6 +158,72 @@ absl::Status RegisterReferenceActivationKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterFloatActivation(registry, "Erf", [](double x) { return std::erf(x); }));
   TSR_RETURN_IF_ERROR(RegisterFloatActivation(registry, "Softplus", StableSoftplus));
   TSR_RETURN_IF_ERROR(RegisterFloatActivation(registry, "Silu", [](double x) { return x * StableSigmoid(x); }));
+  TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "PRelu",
+                                       TypeList<float, double, Float16, BFloat16, int32_t, int64_t>{},
+                                       [](auto t) { return PReluKernel<decltype(t)>(); }));
+  TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "Elu", FloatTypes{}, [](auto t) -> KernelFn {
+    using T = decltype(t);
+    return [](KernelContext& ctx) {
+      const double alpha = ctx.GetFloat("alpha");
+      return MapFloat<T>(ctx, [alpha](double x) { return ExpLinear(x, alpha); });
+    };
+  }));
+  TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "Selu", FloatTypes{}, [](auto t) -> KernelFn {
+    using T = decltype(t);
+    return [](KernelContext& ctx) {
+      const double alpha = ctx.GetFloat("alpha"), gamma = ctx.GetFloat("gamma");
+      return MapFloat<T>(ctx, [alpha, gamma](double x) { return gamma * ExpLinear(x, alpha); });
+    };
+  }));
+  TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "Celu", FloatTypes{}, [](auto t) -> KernelFn {
+    using T = decltype(t);
+    return [](KernelContext& ctx) {
+      const double alpha = ctx.GetFloat("alpha");
+      if (alpha == 0) return ctx.Error("attribute 'alpha' is 0 (Celu divides by it)");
+      return MapFloat<T>(ctx, [alpha](double x) { return x > 0 ? x : alpha * std::expm1(x / alpha); });
+    };
+  }));
+  TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "HardSigmoid", FloatTypes{}, [](auto t) -> KernelFn {
+    using T = decltype(t);
+    return [](KernelContext& ctx) {
+      const double alpha = ctx.GetFloat("alpha"), beta = ctx.GetFloat("beta");
+      return MapFloat<T>(ctx, [alpha, beta](double x) {
+        const double v = alpha * x + beta;
+        return std::isnan(v) ? v : std::clamp(v, 0.0, 1.0);
+      });
+    };
+  }));
+  TSR_RETURN_IF_ERROR(RegisterFloatActivation(registry, "HardSwish", [](double x) {
+    const double v = x / 6.0 + 0.5;
+    return std::isnan(v) ? v : x * std::clamp(v, 0.0, 1.0);
+  }));
+  TSR_RETURN_IF_ERROR(RegisterFloatActivation(registry, "Softsign", [](double x) {
+    return std::isinf(x) ? std::copysign(1.0, x) : x / (1.0 + std::fabs(x));  // the limit, not inf / inf
+  }));
+  TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "ThresholdedRelu", FloatTypes{}, [](auto t) -> KernelFn {
+    using T = decltype(t);
+    return [](KernelContext& ctx) {
+      const double alpha = ctx.GetFloat("alpha");
+      return MapFloat<T>(ctx, [alpha](double x) { return x > alpha || std::isnan(x) ? x : 0.0; });
+    };
+  }));
+  TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "Shrink", NumericTypes{}, [](auto t) -> KernelFn {
+    using T = decltype(t);
+    return [](KernelContext& ctx) -> absl::Status {
+      const double bias = ctx.GetFloat("bias"), lambd = ctx.GetFloat("lambd");
+      if constexpr (kIsFloatLike<T>) {
+        return MapFloat<T>(ctx, [bias, lambd](double x) { return Shrink(x, bias, lambd); });
+      } else {
+        const Tensor& x = ctx.input(0);
+        const T* px = x.data<T>();
+        T* py = ctx.output(0).data<T>();
+        for (int64_t i = 0; i < x.num_elements(); ++i) {
+          py[i] = FromDouble<T>(Shrink(static_cast<double>(px[i]), bias, lambd));
+        }
+        return absl::OkStatus();
+      }
+    };
+  }));
   return absl::OkStatus();
 }
 

@@ -1,14 +1,16 @@
-// Reference kernels for elementwise_ops.cc: Add, Sub, Mul, Div, Pow, Neg, Abs, Exp,
-// Log, Sqrt, Rsqrt, Reciprocal, Max, Min, Equal, Less, Greater, Where, Cast, Clip.
+// Reference kernels for elementwise_ops.cc: Add, Sub, Mul, Div, Pow, Mod, Neg, Abs,
+// Exp, Log, Sqrt, Rsqrt, Reciprocal, Max, Min, Equal, Less, Greater, GreaterOrEqual,
+// LessOrEqual, And, Or, Xor, BitShift, Where, Cast, Clip.
 //
 // Floating types compute in double and round once to the output type (for f32/f16/
-// bf16 +, -, *, /, sqrt this equals computing in the type itself). Integer arithmetic
-// wraps around (two's complement) instead of overflowing into undefined behaviour;
-// integer division truncates toward zero and a zero divisor is an error. Max and Min
-// propagate NaN. Conversions follow kernels/reference/convert.h.
+// bf16 +, -, *, /, sqrt, fmod this equals computing in the type itself). Integer
+// arithmetic wraps around (two's complement) instead of overflowing into undefined
+// behaviour; integer division truncates toward zero and a zero divisor (Div, Mod) is
+// an error. Max and Min propagate NaN. Conversions follow kernels/reference/convert.h.
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -165,6 +167,56 @@ std::optional<T> DivValues(T a, T b) {
   }
 }
 
+// Integer remainder: with `fmod` the sign of the dividend (C's %), otherwise the sign
+// of the divisor (Python's %). A zero divisor is an error (nullopt); min % -1 is 0.
+template <typename T>
+std::optional<T> IntegerMod(T a, T b, bool fmod) {
+  if (b == 0) return std::nullopt;
+  if constexpr (std::is_signed_v<T>) {
+    if (b == -1) return T{0};
+  }
+  T r = static_cast<T>(a % b);
+  if constexpr (std::is_signed_v<T>) {
+    if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);  // |r| < |b|: no overflow
+  }
+  return r;
+}
+
+template <typename T>
+KernelFn ModKernel() {
+  return [](KernelContext& ctx) -> absl::Status {
+    const bool fmod = ctx.GetInt("fmod") != 0;
+    if constexpr (kIsFloatLike<T>) {
+      if (!fmod) return ctx.Error("floating-point Mod requires attribute 'fmod' = 1");
+      return BinaryMap<T, T, T>(ctx, ctx.input(0), ctx.input(1), ctx.output(0), [](T a, T b) {
+        return FromDouble<T>(std::fmod(WidenToDouble(a), WidenToDouble(b)));  // exact; x mod 0 is NaN
+      });
+    } else {
+      return BinaryMap<T, T, T>(
+          ctx, ctx.input(0), ctx.input(1), ctx.output(0), [fmod](T a, T b) { return IntegerMod(a, b, fmod); },
+          "integer Mod by zero");
+    }
+  };
+}
+
+// Shifts by the bit width or more give 0 (C++ leaves them undefined).
+template <typename T>
+KernelFn BitShiftKernel() {
+  return [](KernelContext& ctx) -> absl::Status {
+    const std::string direction = ctx.GetString("direction");
+    if (direction != "LEFT" && direction != "RIGHT") {
+      return ctx.Error(
+          absl::StrCat("attribute 'direction' is \"", direction, "\" but \"LEFT\" or \"RIGHT\" is required"));
+    }
+    const bool left = direction == "LEFT";
+    constexpr T kWidth = static_cast<T>(8 * sizeof(T));
+    return BinaryKernel<T, T>([left](T x, T y) -> T {
+      if (y >= kWidth) return T{0};
+      return static_cast<T>(left ? x << y : x >> y);
+    })(ctx);
+  };
+}
+
 // Integer power with wrap-around. A negative exponent gives 1/x^-y truncated: 0
 // unless |x| = 1; x = 0 with a negative exponent is a division by zero (nullopt).
 template <typename T>
@@ -287,6 +339,18 @@ template <typename T>
 bool GreaterValues(T a, T b) {
   return LessValues(b, a);
 }
+template <typename T>
+bool GreaterOrEqualValues(T a, T b) {
+  if constexpr (kIsFloatLike<T>) {
+    return WidenToDouble(a) >= WidenToDouble(b);
+  } else {
+    return a >= b;
+  }
+}
+template <typename T>
+bool LessOrEqualValues(T a, T b) {
+  return GreaterOrEqualValues(b, a);
+}
 
 // Where is keyed by its condition (bool); X's dtype selects the instantiation.
 absl::Status WhereKernel(KernelContext& ctx) {
@@ -374,6 +438,10 @@ absl::Status RegisterReferenceElementwiseKernels(KernelRegistry& registry) {
     using T = decltype(t);
     return BinaryKernel<T, T>(DivValues<T>, "integer division by zero");
   }));
+  TSR_RETURN_IF_ERROR(
+      RegisterForTypes(registry, "Mod", NumericTypes{}, [](auto t) { return ModKernel<decltype(t)>(); }));
+  TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "BitShift", TypeList<uint8_t>{},
+                                       [](auto t) { return BitShiftKernel<decltype(t)>(); }));
   TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "Pow", TypeList<float, double, Float16, BFloat16, int32_t, int64_t>{},
                                        [](auto t) { return PowKernel<decltype(t)>(); }));
 
@@ -418,6 +486,20 @@ absl::Status RegisterReferenceElementwiseKernels(KernelRegistry& registry) {
     using T = decltype(t);
     return BinaryKernel<T, bool>(GreaterValues<T>);
   }));
+  TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "GreaterOrEqual", NumericTypes{}, [](auto t) {
+    using T = decltype(t);
+    return BinaryKernel<T, bool>(GreaterOrEqualValues<T>);
+  }));
+  TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "LessOrEqual", NumericTypes{}, [](auto t) {
+    using T = decltype(t);
+    return BinaryKernel<T, bool>(LessOrEqualValues<T>);
+  }));
+  TSR_RETURN_IF_ERROR(registry.Register("And", kReferenceDevice, DType::kBool,
+                                        BinaryKernel<bool, bool>([](bool a, bool b) { return a && b; })));
+  TSR_RETURN_IF_ERROR(registry.Register("Or", kReferenceDevice, DType::kBool,
+                                        BinaryKernel<bool, bool>([](bool a, bool b) { return a || b; })));
+  TSR_RETURN_IF_ERROR(registry.Register("Xor", kReferenceDevice, DType::kBool,
+                                        BinaryKernel<bool, bool>([](bool a, bool b) { return a != b; })));
 
   TSR_RETURN_IF_ERROR(registry.Register("Where", kReferenceDevice, DType::kBool, WhereKernel));
   TSR_RETURN_IF_ERROR(RegisterForTypes(registry, "Cast", AllTypes{}, [](auto t) { return CastKernel<decltype(t)>(); }));

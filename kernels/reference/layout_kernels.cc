@@ -1,5 +1,6 @@
-// Reference kernels of the layout ops: Transpose, Concat, Split, Slice, Pad, Tile
-// (semantics of graph/ops/layout_ops.cc).
+// Reference kernels of the layout ops: Transpose, Concat, Split, Slice, Pad, Tile,
+// Trilu, DepthToSpace, SpaceToDepth, ReverseSequence (semantics of
+// graph/ops/layout_ops.cc).
 //
 // Each output element is found by plain index arithmetic and copied as DTypeSize raw
 // bytes, so one kernel serves every dtype. Output shapes were set by the caller from
@@ -321,6 +322,113 @@ absl::Status TileKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// Zero in every dtype is all-zero bytes (0.0, +0 half, false).
+constexpr char kZeroBytes[8] = {};
+
+// Elements outside the kept triangle of the last two axes become 0.
+absl::Status TriluKernel(KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  const int rank = in.shape().rank();
+  if (rank < 2) return ctx.Error(absl::StrCat("input has shape ", in.shape().ToString(), " but rank >= 2 is required"));
+  int64_t k = 0;
+  if (ctx.has_input(1)) {
+    if (ctx.input(1).num_elements() != 1) {
+      return ctx.Error(absl::StrCat("input 'k' must hold one value but has shape ", ctx.input(1).shape().ToString()));
+    }
+    k = ctx.input(1).GetAsInt64(0);
+  }
+  TSR_RETURN_IF_ERROR(CheckOutputShape(ctx, 0, in.shape()));
+  const bool upper = ctx.GetInt("upper") != 0;
+  CopyByIndex(in, ctx.output(0), kZeroBytes, [&](const std::vector<int64_t>& index) -> int64_t {
+    // Compared in int64 with k clamped, so a huge k cannot overflow j - i.
+    const int64_t diff = index[rank - 1] - index[rank - 2];
+    const int64_t kk = std::clamp<int64_t>(k, -kMaxElements, kMaxElements);
+    const bool keep = upper ? diff >= kk : diff <= kk;
+    if (!keep) return -1;
+    int64_t offset = 0;
+    for (int a = 0; a < rank; ++a) offset = offset * in.shape().dim(a) + index[a];
+    return offset;
+  });
+  return absl::OkStatus();
+}
+
+// DepthToSpace: out[n, c, h*b + i, w*b + j] = in[n, (i*b + j)*C' + c, h, w] (DCR) or
+// in[n, c*b*b + i*b + j, h, w] (CRD), where C' = C / b^2.
+absl::Status DepthToSpaceKernel(KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  const Shape& s = in.shape();
+  const int64_t b = ctx.GetInt("blocksize");
+  const std::string mode = ctx.GetString("mode");
+  if (s.rank() != 4 || b < 1 || s.dim(1) % (b * b) != 0 || (mode != "DCR" && mode != "CRD")) {
+    return ctx.Error(absl::StrCat("input ", s.ToString(), " with blocksize ", b, " and mode '", mode,
+                                  "': need a 4-D input whose channels are a multiple of blocksize^2, mode DCR or CRD"));
+  }
+  const int64_t c_out = s.dim(1) / (b * b);
+  TSR_RETURN_IF_ERROR(CheckOutputShape(ctx, 0, Shape{s.dim(0), c_out, s.dim(2) * b, s.dim(3) * b}));
+  const bool dcr = mode == "DCR";
+  CopyByIndex(in, ctx.output(0), nullptr, [&](const std::vector<int64_t>& o) -> int64_t {
+    const int64_t i = o[2] % b, j = o[3] % b;
+    const int64_t c = dcr ? (i * b + j) * c_out + o[1] : o[1] * b * b + i * b + j;
+    return ((o[0] * s.dim(1) + c) * s.dim(2) + o[2] / b) * s.dim(3) + o[3] / b;
+  });
+  return absl::OkStatus();
+}
+
+// out[n, (i*b + j)*C + c, h, w] = in[n, c, h*b + i, w*b + j].
+absl::Status SpaceToDepthKernel(KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  const Shape& s = in.shape();
+  const int64_t b = ctx.GetInt("blocksize");
+  if (s.rank() != 4 || b < 1 || s.dim(2) % b != 0 || s.dim(3) % b != 0) {
+    return ctx.Error(absl::StrCat("input ", s.ToString(), " with blocksize ", b,
+                                  ": need a 4-D input whose height and width are multiples of blocksize"));
+  }
+  const int64_t c_in = s.dim(1);
+  TSR_RETURN_IF_ERROR(CheckOutputShape(ctx, 0, Shape{s.dim(0), c_in * b * b, s.dim(2) / b, s.dim(3) / b}));
+  CopyByIndex(in, ctx.output(0), nullptr, [&](const std::vector<int64_t>& o) -> int64_t {
+    const int64_t block = o[1] / c_in, c = o[1] % c_in;
+    const int64_t i = block / b, j = block % b;
+    return ((o[0] * c_in + c) * s.dim(2) + o[2] * b + i) * s.dim(3) + o[3] * b + j;
+  });
+  return absl::OkStatus();
+}
+
+// out[t, b] = in[len[b] - 1 - t, b] for t < len[b], else in[t, b] (with the axes
+// swapped when time_axis is 1).
+absl::Status ReverseSequenceKernel(KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  const Shape& s = in.shape();
+  const int time_axis = static_cast<int>(ctx.GetInt("time_axis"));
+  const int batch_axis = static_cast<int>(ctx.GetInt("batch_axis"));
+  if (s.rank() < 2 || !((time_axis == 0 && batch_axis == 1) || (time_axis == 1 && batch_axis == 0))) {
+    return ctx.Error(absl::StrCat("input ", s.ToString(), " with time_axis ", time_axis, " and batch_axis ", batch_axis,
+                                  ": need rank >= 2 and the axes 0 and 1 in some order"));
+  }
+  const std::vector<int64_t> lens = ctx.input(1).ToInt64Vector();
+  if (static_cast<int64_t>(lens.size()) != s.dim(batch_axis)) {
+    return ctx.Error(absl::StrCat("input 'sequence_lens' has ", lens.size(), " values but the batch axis of ",
+                                  s.ToString(), " has ", s.dim(batch_axis)));
+  }
+  for (size_t i = 0; i < lens.size(); ++i) {
+    if (lens[i] < 0 || lens[i] > s.dim(time_axis)) {
+      return ctx.Error(absl::StrCat("sequence_lens[", i, "] is ", lens[i], " but must be in [0, ", s.dim(time_axis),
+                                    "] (the time axis of ", s.ToString(), ")"));
+    }
+  }
+  TSR_RETURN_IF_ERROR(CheckOutputShape(ctx, 0, s));
+  const std::vector<int64_t> strides = Strides(s);
+  CopyByIndex(in, ctx.output(0), nullptr, [&](const std::vector<int64_t>& o) -> int64_t {
+    const int64_t len = lens[o[batch_axis]];
+    int64_t offset = 0;
+    for (int a = 0; a < s.rank(); ++a) {
+      const int64_t v = a == time_axis && o[a] < len ? len - 1 - o[a] : o[a];
+      offset += v * strides[a];
+    }
+    return offset;
+  });
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterReferenceLayoutKernels(KernelRegistry& registry) {
@@ -330,6 +438,10 @@ absl::Status RegisterReferenceLayoutKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(registry.Register("Slice", kReferenceDevice, kAllDTypes, SliceKernel));
   TSR_RETURN_IF_ERROR(registry.Register("Pad", kReferenceDevice, kAllDTypes, PadKernel));
   TSR_RETURN_IF_ERROR(registry.Register("Tile", kReferenceDevice, kAllDTypes, TileKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("Trilu", kReferenceDevice, kAllDTypes, TriluKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("DepthToSpace", kReferenceDevice, kAllDTypes, DepthToSpaceKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("SpaceToDepth", kReferenceDevice, kAllDTypes, SpaceToDepthKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("ReverseSequence", kReferenceDevice, kAllDTypes, ReverseSequenceKernel));
   return absl::OkStatus();
 }
 

@@ -1,5 +1,6 @@
 // Reference normalization kernels: BatchNormalization (inference and training
-// mode), LayerNormalization, Softmax and LogSoftmax. Plain loops in double; every
+// mode), LayerNormalization, InstanceNormalization, MeanVarianceNormalization, LRN,
+// Softmax, LogSoftmax and Hardmax. Plain loops in double; every
 // input is widened to double whatever its dtype (BatchNormalization's parameters
 // and LayerNormalization's statistics may have dtypes other than X's).
 #include <algorithm>
@@ -204,6 +205,130 @@ absl::Status SoftmaxKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// Hardmax: 1 at the first maximum along `axis` (NaN counts as the maximum, as in
+// ArgMax), 0 elsewhere.
+absl::Status HardmaxKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  absl::StatusOr<int> axis = NormalizeAxis(ctx.GetInt("axis"), x.shape().rank());
+  if (!axis.ok()) return ctx.Error(axis.status().message());
+  const AxisSplit s = SplitAt(x.shape(), *axis);
+  const std::vector<double> xv = ToDoubles(x);
+  std::vector<double> yv(xv.size(), 0.0);
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t i = 0; i < s.inner; ++i) {
+      auto at = [&](int64_t a) { return (o * s.axis + a) * s.inner + i; };
+      if (s.axis == 0) continue;
+      int64_t best = 0;
+      for (int64_t a = 1; a < s.axis && !std::isnan(xv[at(best)]); ++a) {
+        if (std::isnan(xv[at(a)]) || xv[at(a)] > xv[at(best)]) best = a;
+      }
+      yv[at(best)] = 1.0;
+    }
+  }
+  StoreDoubles(yv, ctx.output(0));
+  return absl::OkStatus();
+}
+
+// Normalizes each group of elements of `xv` (group_of[i] gives element i's group among
+// `groups`) to zero mean and unit variance: (x - mean) / f(population variance).
+template <typename Denominator>
+std::vector<double> NormalizeGroups(const std::vector<double>& xv, const std::vector<int64_t>& group_of, int64_t groups,
+                                    Denominator denominator) {
+  std::vector<double> sum(groups, 0.0), count(groups, 0.0), sq(groups, 0.0);
+  for (size_t i = 0; i < xv.size(); ++i) {
+    sum[group_of[i]] += xv[i];
+    count[group_of[i]] += 1;
+  }
+  for (int64_t g = 0; g < groups; ++g) sum[g] /= count[g];  // now the mean
+  for (size_t i = 0; i < xv.size(); ++i) {
+    const double d = xv[i] - sum[group_of[i]];
+    sq[group_of[i]] += d * d;
+  }
+  std::vector<double> y(xv.size());
+  for (size_t i = 0; i < xv.size(); ++i) {
+    const int64_t g = group_of[i];
+    y[i] = (xv[i] - sum[g]) / denominator(sq[g] / count[g]);
+  }
+  return y;
+}
+
+// y = scale[c] * (x - mean) / sqrt(var + epsilon) + B[c] per (n, c) of [N, C, D...].
+absl::Status InstanceNormalizationKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const AxisSplit s = SplitAt(x.shape(), 1);  // outer N, axis C, inner D1*D2*...
+  const std::vector<double> xv = ToDoubles(x);
+  const std::vector<double> scale = ToDoubles(ctx.input(1)), bias = ToDoubles(ctx.input(2));
+  const double epsilon = ctx.GetFloat("epsilon");
+  std::vector<int64_t> group_of(xv.size());
+  for (size_t i = 0; i < xv.size(); ++i) group_of[i] = static_cast<int64_t>(i) / s.inner;  // n * C + c
+  std::vector<double> y =
+      NormalizeGroups(xv, group_of, s.outer * s.axis, [&](double var) { return std::sqrt(var + epsilon); });
+  for (size_t i = 0; i < y.size(); ++i) {
+    const int64_t c = group_of[i] % s.axis;
+    y[i] = y[i] * scale[c] + bias[c];
+  }
+  StoreDoubles(y, ctx.output(0));
+  return absl::OkStatus();
+}
+
+// (x - mean) / (std + 1e-9) over `axes`, ONNX's function body computed in double.
+absl::Status MeanVarianceNormalizationKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Shape& shape = x.shape();
+  const int rank = shape.rank();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : ctx.GetInts("axes")) {
+    if (a < -rank || a >= rank) return ctx.Error(absl::StrCat("axis ", a, " is out of range for rank ", rank));
+    reduced[a < 0 ? a + rank : a] = true;
+  }
+  // Group = the row-major index over the kept dims.
+  std::vector<int64_t> group_of(x.num_elements());
+  int64_t groups = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (!reduced[d]) groups *= shape.dim(d);
+  }
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < x.num_elements(); ++i) {
+    int64_t g = 0;
+    for (int d = 0; d < rank; ++d) {
+      if (!reduced[d]) g = g * shape.dim(d) + index[d];
+    }
+    group_of[i] = g;
+    for (int d = rank - 1; d >= 0 && ++index[d] == shape.dim(d); --d) index[d] = 0;
+  }
+  constexpr double kEpsilon = 1e-9;
+  StoreDoubles(NormalizeGroups(ToDoubles(x), group_of, groups, [](double var) { return std::sqrt(var) + kEpsilon; }),
+               ctx.output(0));
+  return absl::OkStatus();
+}
+
+// y = x / (bias + alpha / size * square_sum) ^ beta, square_sum over the channels
+// [c - floor((size-1)/2), c + ceil((size-1)/2)] clipped to [0, C).
+absl::Status LRNKernel(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const AxisSplit s = SplitAt(x.shape(), 1);
+  const std::vector<double> xv = ToDoubles(x);
+  const int64_t size = ctx.GetInt("size");
+  const double alpha = ctx.GetFloat("alpha"), beta = ctx.GetFloat("beta"), bias = ctx.GetFloat("bias");
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  std::vector<double> yv(xv.size());
+  for (int64_t n = 0; n < s.outer; ++n) {
+    for (int64_t c = 0; c < s.axis; ++c) {
+      for (int64_t i = 0; i < s.inner; ++i) {
+        double square_sum = 0.0;
+        for (int64_t k = std::max<int64_t>(0, c - before); k <= std::min(s.axis - 1, c + after); ++k) {
+          const double v = xv[(n * s.axis + k) * s.inner + i];
+          square_sum += v * v;
+        }
+        const int64_t at = (n * s.axis + c) * s.inner + i;
+        yv[at] = xv[at] / std::pow(bias + alpha / static_cast<double>(size) * square_sum, beta);
+      }
+    }
+  }
+  StoreDoubles(yv, ctx.output(0));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterReferenceNormalizationKernels(KernelRegistry& registry) {
@@ -211,6 +336,12 @@ absl::Status RegisterReferenceNormalizationKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(registry.Register("LayerNormalization", kReferenceDevice, kNormDTypes, LayerNormalizationKernel));
   TSR_RETURN_IF_ERROR(registry.Register("Softmax", kReferenceDevice, kNormDTypes, SoftmaxKernel<false>));
   TSR_RETURN_IF_ERROR(registry.Register("LogSoftmax", kReferenceDevice, kNormDTypes, SoftmaxKernel<true>));
+  TSR_RETURN_IF_ERROR(registry.Register("Hardmax", kReferenceDevice, kNormDTypes, HardmaxKernel));
+  TSR_RETURN_IF_ERROR(
+      registry.Register("InstanceNormalization", kReferenceDevice, kNormDTypes, InstanceNormalizationKernel));
+  TSR_RETURN_IF_ERROR(
+      registry.Register("MeanVarianceNormalization", kReferenceDevice, kNormDTypes, MeanVarianceNormalizationKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("LRN", kReferenceDevice, kNormDTypes, LRNKernel));
   return absl::OkStatus();
 }
 

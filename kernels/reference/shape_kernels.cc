@@ -1,5 +1,5 @@
 // Reference kernels of the shape ops: Reshape, Flatten, Squeeze, Unsqueeze, Expand,
-// Shape, Range. The layout ops of the same family live in layout_kernels.cc.
+// Shape, Size, Range. The layout ops of the same family live in layout_kernels.cc.
 //
 // Data is moved as raw elements of DTypeSize bytes, so one kernel serves every dtype.
 // Output shapes were set by the caller from shape inference; each kernel recomputes
@@ -96,6 +96,16 @@ absl::Status ShapeKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status SizeKernel(KernelContext& ctx) {
+  Tensor& out = ctx.output(0);
+  if (out.dtype() != DType::kI64 || out.shape().rank() != 0) {
+    return ctx.Error(absl::StrCat("output was allocated as ", DTypeName(out.dtype()), out.shape().ToString(),
+                                  " but an i64 scalar is required"));
+  }
+  *out.data<int64_t>() = ctx.input(0).num_elements();
+  return absl::OkStatus();
+}
+
 // out[i] = start + i * delta, computed in T (int64 for the integer types).
 template <typename T>
 void FillRange(const KernelContext& ctx, Tensor& out) {
@@ -155,6 +165,7 @@ absl::Status RegisterReferenceShapeKernels(KernelRegistry& registry) {
   }
   TSR_RETURN_IF_ERROR(registry.Register("Expand", kReferenceDevice, kAllDTypes, ExpandKernel));
   TSR_RETURN_IF_ERROR(registry.Register("Shape", kReferenceDevice, kAllDTypes, ShapeKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("Size", kReferenceDevice, kAllDTypes, SizeKernel));
   TSR_RETURN_IF_ERROR(
       registry.Register("Range", kReferenceDevice, {DType::kF32, DType::kF64, DType::kI32, DType::kI64}, RangeKernel));
   return RegisterReferenceLayoutKernels(registry);

@@ -295,12 +295,13 @@ TEST(OnnxHostileTest, DuplicateNames) {
 TEST(OnnxHostileTest, UnsupportedOpsAndAttributes) {
   onnx::ModelProto m = MakeModel(13);
   AddInput(m, "x", TensorProto::FLOAT, {1, 1, 2, 2});
-  AddNode(m, "Resize", {"x"}, {"y"}, "up");
+  AddNode(m, "GridSample", {"x", "x"}, {"y"}, "up");
   AddOutput(m, "y");
   absl::StatusOr<ImportedModel> r = Import(m);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_THAT(r.status().message(), HasSubstr("ONNX node 'up' (Resize, opset 13): op type 'Resize' is not supported"));
+  EXPECT_THAT(r.status().message(),
+              HasSubstr("ONNX node 'up' (GridSample, opset 13): op type 'GridSample' is not supported"));
 
   onnx::ModelProto domain = MakeModel(13);
   AddInput(domain, "x", TensorProto::FLOAT, {2});
