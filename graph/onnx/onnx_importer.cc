@@ -1,10 +1,13 @@
 // ImportOnnxModel: ModelProto checks (size, parse, opsets), then the graph: names and
 // their uniqueness, inputs as Placeholders (symbolic dims), initializers, nodes in
-// order through the op table, outputs, and the final Graph::Verify().
+// order through the op table (folding those computable at import time), outputs, and
+// the final Graph::Verify().
 #include "graph/onnx/onnx_importer.h"
 
+#include <algorithm>
 #include <climits>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -15,10 +18,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/onnx/onnx_constant_folding.h"
 #include "graph/onnx/onnx_node_context.h"
 #include "graph/onnx/onnx_op_mapping.h"
 #include "graph/onnx/onnx_tensor.h"
 #include "graph/status_macros.h"
+#include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "platform/file.h"
 
@@ -58,6 +63,7 @@ class GraphImporter {
     model.input_names = std::move(input_names_);
     model.output_names = std::move(output_names_);
     model.initializer_names = std::move(initializer_names_);
+    model.num_folded_nodes = num_folded_nodes_;
     model.opset_version = opset_;
     return model;
   }
@@ -171,6 +177,10 @@ class GraphImporter {
       if (!tt.has_shape()) {
         return absl::InvalidArgumentError(absl::StrCat(where, " has no shape; Tessera's graphs need the rank"));
       }
+      if (auto bound = options_.input_values.find(v.name()); bound != options_.input_values.end()) {
+        TSR_RETURN_IF_ERROR(AddBoundInput(v.name(), where, *dtype, tt.shape(), bound->second));
+        continue;
+      }
       if (tt.shape().dim_size() > kMaxRank) {
         return absl::InvalidArgumentError(
             absl::StrCat(where, " has rank ", tt.shape().dim_size(), ", above ", kMaxRank));
@@ -188,6 +198,36 @@ class GraphImporter {
       tensors_[v.name()] = (*n)->output(0);
       input_names_.push_back(v.name());
     }
+    for (const auto& [name, value] : options_.input_values) {
+      const bool is_input = std::any_of(proto_.input().begin(), proto_.input().end(),
+                                        [&](const onnx::ValueInfoProto& v) { return v.name() == name; });
+      if (!is_input || initializers_.contains(name)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("a value is bound to '", name, "', which is not a graph input fed at run time"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // A graph input bound to `value` (OnnxImportOptions::input_values): a Constant.
+  absl::Status AddBoundInput(const std::string& name, const std::string& where, DType dtype,
+                             const onnx::TensorShapeProto& declared, const Tensor& value) {
+    if (value.dtype() != dtype) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " is declared ", DTypeName(dtype), " but its bound value is ", DTypeName(value.dtype())));
+    }
+    bool matches = declared.dim_size() == value.shape().rank();
+    for (int i = 0; matches && i < declared.dim_size(); ++i) {
+      const onnx::TensorShapeProto::Dimension& d = declared.dim(i);
+      if (d.has_dim_value() && d.dim_value() != value.shape().dim(i)) matches = false;
+    }
+    if (!matches) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, "'s bound value has shape ", value.shape().ToString(), ", not the declared one"));
+    }
+    absl::StatusOr<Node*> n = graph_.AddNodeAndInfer(name, "Constant", {}, {{"value", AttrValue::FromTensor(value)}});
+    if (!n.ok()) return Prefixed(n.status(), where);
+    tensors_[name] = (*n)->output(0);
     return absl::OkStatus();
   }
 
@@ -289,7 +329,15 @@ class GraphImporter {
                                                      mapping->since_opset, " on, but the model imports opset ",
                                                      opset_));
     }
-    OnnxNodeContext ctx(node, index, opset_, graph_, std::move(inputs), tensor_options_,
+    TSR_ASSIGN_OR_RETURN(const int64_t opset, MappedOpset(node, where));
+    if (options_.fold_constants) {
+      OnnxConstantFoldingOptions fold_options;
+      fold_options.max_elements = options_.max_folded_elements;
+      std::optional<std::vector<Tensor>> folded =
+          FoldOnnxNode(node, index, opset, mapping->convert, graph_, inputs, tensor_options_, fold_options);
+      if (folded.has_value()) return AddFoldedOutputs(node, where, *std::move(folded));
+    }
+    OnnxNodeContext ctx(node, index, opset, graph_, std::move(inputs), tensor_options_,
                         [this](absl::string_view prefix) { return UniqueName(prefix); });
     TSR_ASSIGN_OR_RETURN(std::vector<TensorRef> outputs, mapping->convert(ctx));
     TSR_RETURN_IF_ERROR(ctx.CheckAllAttrsHandled());
@@ -302,6 +350,21 @@ class GraphImporter {
       }
       tensors_[name] = outputs[i];
     }
+    return absl::OkStatus();
+  }
+
+  // One Constant per named output of a folded node, named after the output (as the
+  // node producing it would have been).
+  absl::Status AddFoldedOutputs(const onnx::NodeProto& node, const std::string& where, std::vector<Tensor> values) {
+    for (int i = 0; i < node.output_size(); ++i) {
+      const std::string& name = node.output(i);
+      if (name.empty()) continue;
+      absl::StatusOr<Node*> n =
+          graph_.AddNodeAndInfer(name, "Constant", {}, {{"value", AttrValue::FromTensor(std::move(values[i]))}});
+      if (!n.ok()) return Prefixed(n.status(), absl::StrCat(where, ": folded output '", name, "'"));
+      tensors_[name] = (*n)->output(0);
+    }
+    ++num_folded_nodes_;
     return absl::OkStatus();
   }
 
@@ -345,6 +408,28 @@ class GraphImporter {
   }
 
   const onnx::GraphProto& proto_;
+  // The opset the node's converter sees: the model's, or for a model older than
+  // kMinMappedOnnxOpset, that opset when the node's op has the same definition at both
+  // (ONNX's schema registry says which definition is in effect at an opset).
+  absl::StatusOr<int64_t> MappedOpset(const onnx::NodeProto& node, const std::string& where) const {
+    if (opset_ >= kMinMappedOnnxOpset) return opset_;
+    const onnx::OpSchema* at_model = onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(opset_), "");
+    const onnx::OpSchema* mapped =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), static_cast<int>(kMinMappedOnnxOpset), "");
+    if (at_model == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": op type '", node.op_type(), "' does not exist at opset ", opset_));
+    }
+    if (mapped == nullptr || mapped->since_version() != at_model->since_version()) {
+      return absl::UnimplementedError(absl::StrCat(
+          where, ": at opset ", opset_, " '", node.op_type(), "' has its opset-", at_model->since_version(),
+          " definition; Tessera imports the one in effect at opset ", kMinMappedOnnxOpset,
+          mapped == nullptr ? std::string() : absl::StrCat(" (opset-", mapped->since_version(), ")"),
+          " (convert the model with onnx.version_converter)"));
+    }
+    return kMinMappedOnnxOpset;
+  }
+
   const int64_t opset_;
   const OnnxImportOptions& options_;
   OnnxTensorOptions tensor_options_;
@@ -355,6 +440,7 @@ class GraphImporter {
   absl::flat_hash_map<std::string, TensorRef> tensors_;
   std::set<std::string> unbound_symbols_;
   std::vector<std::string> input_names_, output_names_, initializer_names_;
+  int64_t num_folded_nodes_ = 0;
 };
 
 absl::StatusOr<int64_t> DefaultDomainOpset(const onnx::ModelProto& model) {

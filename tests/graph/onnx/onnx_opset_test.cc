@@ -280,13 +280,44 @@ TEST(OnnxOpsetTest, SymbolicDims) {
   EXPECT_THAT(bad.status().message(), HasSubstr("graph input 'x' dim 0 is symbolic 'batch'; bind it"));
 }
 
+// Before opset 11, a node imports when its op's definition is the one in effect at
+// opset 11 (Relu-6, Sin-7) and is refused otherwise (Clip-6 took min/max attributes).
+TEST(OnnxOpsetTest, OlderOpsetsImportOpsWithTheMappedDefinition) {
+  for (int64_t opset : {7, 9, 10}) {
+    SCOPED_TRACE(absl::StrCat("opset ", opset));
+    onnx::ModelProto m = MakeModel(opset);
+    AddInput(m, "x", TensorProto::FLOAT, {2});
+    AddNode(m, "Relu", {"x"}, {"r"}, "relu");
+    AddNode(m, "Sin", {"r"}, {"y"}, "sin");
+    AddOutput(m, "y");
+    absl::StatusOr<ImportedModel> model = Import(m);
+    ASSERT_TRUE(model.ok()) << model.status();
+    EXPECT_EQ(model->opset_version, opset);
+
+    onnx::ModelProto clip = MakeModel(opset);
+    AddInput(clip, "x", TensorProto::FLOAT, {2});
+    AddNode(clip, "Clip", {"x"}, {"y"}, "clip");
+    AddOutput(clip, "y");
+    absl::StatusOr<ImportedModel> bad = Import(clip);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_THAT(bad.status().message(), HasSubstr("'Clip' has its opset-6 definition; Tessera imports the one in "
+                                                  "effect at opset 11 (opset-11)"));
+  }
+}
+
 TEST(OnnxOpsetTest, OpsetRangeAndOpIntroduction) {
-  for (int64_t opset : {10, 19}) {
+  for (int64_t opset : {10, 19}) {  // Softmax-1 at 10 coerced to 2-D
     absl::StatusOr<ImportedModel> bad = Import(SoftmaxModel(opset, {2, 2}, 1));
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.status().code(), absl::StatusCode::kUnimplemented);
     EXPECT_THAT(bad.status().message(), HasSubstr(absl::StrCat("opset ", opset)));
   }
+  absl::StatusOr<ImportedModel> softmax9 = Import(SoftmaxModel(9, {2, 2}, 1));
+  ASSERT_FALSE(softmax9.ok());
+  EXPECT_THAT(softmax9.status().message(), HasSubstr("'Softmax' has its opset-1 definition"));
+  EXPECT_FALSE(Import(MakeModel(0)).ok());
+
   onnx::ModelProto m = MakeModel(13);
   AddInput(m, "x", TensorProto::FLOAT, {2, 2});
   AddInitializer(m, FloatTensor("s", {2}, {1, 1}));
@@ -299,6 +330,37 @@ TEST(OnnxOpsetTest, OpsetRangeAndOpIntroduction) {
 
 // Weights listed as graph inputs too (IR < 4 style) are initializers, not feeds; every
 // node is named after its first output, so ONNX tensor names fetch intermediates.
+// An input that sets an output shape (TopK's K) must be a value at import: bound inputs
+// become Constants and leave the feeds.
+TEST(OnnxOpsetTest, BoundInputsBecomeConstants) {
+  onnx::ModelProto m = MakeModel(13);
+  AddInput(m, "x", TensorProto::FLOAT, {4});
+  AddInput(m, "k", TensorProto::INT64, {1});
+  AddNode(m, "TopK", {"x", "k"}, {"values", "indices"}, "top");
+  AddOutput(m, "values");
+  EXPECT_FALSE(Import(m).ok());  // K unknown: no static output shape
+
+  OnnxImportOptions options;
+  options.input_values["k"] = Tensor::FromVector<int64_t>(Shape({1}), {2});
+  absl::StatusOr<ImportedModel> model = Import(m, options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->input_names, std::vector<std::string>{"x"});
+  absl::StatusOr<std::vector<Tensor>> y = ImportAndRun(m, {{"x", F32({4}, {1, 5, 3, 4})}}, options);
+  ASSERT_TRUE(y.ok()) << y.status();
+  ExpectTensorNear((*y)[0], {2}, {5, 4});
+
+  OnnxImportOptions wrong_dtype;
+  wrong_dtype.input_values["k"] = Tensor::FromVector<int32_t>(Shape({1}), {2});
+  EXPECT_THAT(Import(m, wrong_dtype).status().message(),
+              HasSubstr("graph input 'k' is declared i64 but its bound value is i32"));
+  OnnxImportOptions wrong_shape;
+  wrong_shape.input_values["k"] = Tensor::FromVector<int64_t>(Shape({2}), {2, 2});
+  EXPECT_THAT(Import(m, wrong_shape).status().message(), HasSubstr("graph input 'k''s bound value has shape"));
+  OnnxImportOptions unknown;
+  unknown.input_values["kk"] = Tensor::FromVector<int64_t>(Shape({1}), {2});
+  EXPECT_THAT(Import(m, unknown).status().message(), HasSubstr("'kk', which is not a graph input"));
+}
+
 TEST(OnnxOpsetTest, NamesFollowTheModel) {
   onnx::ModelProto m = LinearModel();
   AddInput(m, "w", TensorProto::FLOAT, {2, 1});
