@@ -12,6 +12,9 @@ echo "== cmake build"
 bash "$ROOT/scripts/build.sh" || { echo "0 passed, 1 failed (cmake build)"; exit 1; }
 ccache -s 2>/dev/null | grep -E "Hits|Misses" | head -3 || true
 
+echo "== python test environment (ONNX Runtime from PyPI, for the ONNX export tests)"
+bash "$ROOT/scripts/install_test_python.sh" "$ROOT/build/pyenv" || { echo "0 passed, 1 failed (python test env)"; exit 1; }
+
 echo "== ctest"
 CTEST_LOG="$(mktemp)"
 ctest --test-dir "$ROOT/build" --output-on-failure -j "$(nproc)" 2>&1 | tee "$CTEST_LOG"

@@ -16,6 +16,7 @@ constexpr Command kCommands[] = {
     {"example", "build an example model (mlp, lenet) and save it as a GraphDef", RunExample},
     {"run", "run a model on inputs from .npy files; print, save and profile its outputs", RunRun},
     {"train", "train a model on Fashion-MNIST (or any MNIST-format data); checkpoints, TensorBoard", RunTrain},
+    {"export", "write a model as ONNX (checked by ONNX's checker) for other runtimes", RunExport},
 };
 
 const Command* FindCommand(absl::string_view name) {
