@@ -13,60 +13,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/graph/onnx/onnx_node_case.h"
 #include "tests/graph/onnx/onnx_test_util.h"
 
 namespace tsr::onnx_test {
 namespace {
 
-int32_t OnnxType(DType d) {
-  switch (d) {
-    case DType::kF32:
-      return TensorProto::FLOAT;
-    case DType::kF64:
-      return TensorProto::DOUBLE;
-    case DType::kF16:
-      return TensorProto::FLOAT16;
-    case DType::kI32:
-      return TensorProto::INT32;
-    case DType::kI64:
-      return TensorProto::INT64;
-    case DType::kU8:
-      return TensorProto::UINT8;
-    case DType::kBool:
-      return TensorProto::BOOL;
-    default:
-      ADD_FAILURE() << "no ONNX type for " << DTypeName(d) << " in this test";
-      return 0;
-  }
-}
-
-// One node reading the feeds in order and writing y0.
-struct NodeCase {
-  int64_t opset = 17;
-  std::string op;
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  std::function<void(onnx::NodeProto*)> attrs;
-};
-
-onnx::ModelProto BuildCase(const NodeCase& c) {
-  onnx::ModelProto m = MakeModel(c.opset);
-  std::vector<std::string> inputs;
-  for (const auto& [name, t] : c.feeds) {
-    std::vector<Dim> dims(t.shape().dims().begin(), t.shape().dims().end());
-    AddInput(m, name, OnnxType(t.dtype()), dims);
-    inputs.push_back(name);
-  }
-  onnx::NodeProto* n = AddNode(m, c.op, inputs, {"y0"}, "node");
-  if (c.attrs) c.attrs(n);
-  AddOutput(m, "y0");
-  return m;
-}
-
-Tensor RunCase(const NodeCase& c) {
-  absl::StatusOr<std::vector<Tensor>> out = ImportAndRun(BuildCase(c), c.feeds);
-  EXPECT_TRUE(out.ok()) << c.op << ": " << out.status();
-  return out.ok() ? (*out)[0] : Tensor();
-}
+Tensor RunFirst(const NodeCase& c) { return RunCase(c)[0]; }
 
 Tensor Bools(const std::vector<int64_t>& dims, const std::vector<bool>& v) {
   return Tensor::FromVector<bool>(Shape(dims), v);
@@ -95,17 +48,17 @@ TEST(OnnxElementwiseOpsTest, UnaryMath) {
     SCOPED_TRACE(op);
     std::vector<double> expected;
     for (float v : x) expected.push_back(fn(v));
-    ExpectTensorNear(RunCase({.op = op, .feeds = {{"x", F32({3}, x)}}}), {3}, expected);
+    ExpectTensorNear(RunFirst({.op = op, .feeds = {{"x", F32({3}, x)}}}), {3}, expected);
   }
-  ExpectTensorNear(RunCase({.op = "Acosh", .feeds = {{"x", F32({2}, {1, 2})}}}), {2}, {0, std::acosh(2.0)});
-  ExpectTensorNear(RunCase({.op = "Round", .feeds = {{"x", F32({4}, {0.5, 1.5, -2.5, 2.6f})}}}), {4}, {0, 2, -2, 3});
+  ExpectTensorNear(RunFirst({.op = "Acosh", .feeds = {{"x", F32({2}, {1, 2})}}}), {2}, {0, std::acosh(2.0)});
+  ExpectTensorNear(RunFirst({.op = "Round", .feeds = {{"x", F32({4}, {0.5, 1.5, -2.5, 2.6f})}}}), {4}, {0, 2, -2, 3});
 }
 
 TEST(OnnxElementwiseOpsTest, ActivationsCopyTheirAttributes) {
   const Tensor x = F32({4}, {-2, -0.5, 0.5, 3});
   auto run = [&](const std::string& op, std::function<void(onnx::NodeProto*)> attrs) {
     SCOPED_TRACE(op);
-    return RunCase({.op = op, .feeds = {{"x", x}}, .attrs = std::move(attrs)});
+    return RunFirst({.op = op, .feeds = {{"x", x}}, .attrs = std::move(attrs)});
   };
   ExpectTensorNear(run("Elu", [](onnx::NodeProto* n) { SetFloat(n, "alpha", 2); }), {4},
                    {2 * std::expm1(-2), 2 * std::expm1(-0.5), 0.5, 3});
@@ -136,7 +89,7 @@ TEST(OnnxElementwiseOpsTest, ActivationsCopyTheirAttributes) {
 
 TEST(OnnxElementwiseOpsTest, PReluBroadcastsItsSlope) {
   const Tensor y =
-      RunCase({.op = "PRelu", .feeds = {{"x", F32({2, 2}, {-1, 2, -3, 4})}, {"slope", F32({2, 1}, {0.5, 0.25})}}});
+      RunFirst({.op = "PRelu", .feeds = {{"x", F32({2, 2}, {-1, 2, -3, 4})}, {"slope", F32({2, 1}, {0.5, 0.25})}}});
   ExpectTensorNear(y, {2, 2}, {-0.5, 2, -0.75, 4});
 }
 
@@ -146,23 +99,23 @@ TEST(OnnxElementwiseOpsTest, LogicAndOrderedComparisons) {
   for (const auto& [op, expected] : std::vector<std::pair<std::string, std::vector<double>>>{
            {"And", {0, 0, 0, 1}}, {"Or", {0, 1, 1, 1}}, {"Xor", {0, 1, 1, 0}}}) {
     SCOPED_TRACE(op);
-    const Tensor y = RunCase({.op = op, .feeds = {{"a", a}, {"b", b}}});
+    const Tensor y = RunFirst({.op = op, .feeds = {{"a", a}, {"b", b}}});
     ASSERT_EQ(y.dtype(), DType::kBool);
     ExpectTensorNear(y, {2, 2}, expected);
   }
-  ExpectTensorNear(RunCase({.op = "Not", .feeds = {{"a", a}}}), {2, 2}, {1, 1, 0, 0});
+  ExpectTensorNear(RunFirst({.op = "Not", .feeds = {{"a", a}}}), {2, 2}, {1, 1, 0, 0});
   const std::vector<std::pair<std::string, Tensor>> feeds = {{"a", F32({3}, {1, 2, 3})}, {"b", F32({1}, {2})}};
-  ExpectTensorNear(RunCase({.op = "GreaterOrEqual", .feeds = feeds}), {3}, {0, 1, 1});
-  ExpectTensorNear(RunCase({.op = "LessOrEqual", .feeds = feeds}), {3}, {1, 1, 0});
+  ExpectTensorNear(RunFirst({.op = "GreaterOrEqual", .feeds = feeds}), {3}, {0, 1, 1});
+  ExpectTensorNear(RunFirst({.op = "LessOrEqual", .feeds = feeds}), {3}, {1, 1, 0});
 }
 
 TEST(OnnxElementwiseOpsTest, IsNaNAndIsInf) {
   const float inf = std::numeric_limits<float>::infinity();
   const Tensor x = F32({4}, {1, std::nanf(""), inf, -inf});
-  ExpectTensorNear(RunCase({.op = "IsNaN", .feeds = {{"x", x}}}), {4}, {0, 1, 0, 0});
-  ExpectTensorNear(RunCase({.op = "IsInf", .feeds = {{"x", x}}}), {4}, {0, 0, 1, 1});
+  ExpectTensorNear(RunFirst({.op = "IsNaN", .feeds = {{"x", x}}}), {4}, {0, 1, 0, 0});
+  ExpectTensorNear(RunFirst({.op = "IsInf", .feeds = {{"x", x}}}), {4}, {0, 0, 1, 1});
   ExpectTensorNear(
-      RunCase(
+      RunFirst(
           {.op = "IsInf", .feeds = {{"x", x}}, .attrs = [](onnx::NodeProto* n) { SetInt(n, "detect_positive", 0); }}),
       {4}, {0, 0, 0, 1});
 }
@@ -171,12 +124,12 @@ TEST(OnnxElementwiseOpsTest, ModAndBitShift) {
   const std::vector<std::pair<std::string, Tensor>> ints = {
       {"a", Tensor::FromVector<int32_t>(Shape{4}, {7, -7, 7, -7})},
       {"b", Tensor::FromVector<int32_t>(Shape{4}, {3, 3, -3, -3})}};
-  ExpectTensorNear(RunCase({.op = "Mod", .feeds = ints}), {4}, {1, 2, -2, -1});
-  ExpectTensorNear(RunCase({.op = "Mod", .feeds = ints, .attrs = [](onnx::NodeProto* n) { SetInt(n, "fmod", 1); }}),
+  ExpectTensorNear(RunFirst({.op = "Mod", .feeds = ints}), {4}, {1, 2, -2, -1});
+  ExpectTensorNear(RunFirst({.op = "Mod", .feeds = ints, .attrs = [](onnx::NodeProto* n) { SetInt(n, "fmod", 1); }}),
                    {4}, {1, -1, 1, -1});
-  ExpectTensorNear(RunCase({.op = "Mod",
-                            .feeds = {{"a", F32({2}, {-5.5, 5.5})}, {"b", F32({1}, {2})}},
-                            .attrs = [](onnx::NodeProto* n) { SetInt(n, "fmod", 1); }}),
+  ExpectTensorNear(RunFirst({.op = "Mod",
+                             .feeds = {{"a", F32({2}, {-5.5, 5.5})}, {"b", F32({1}, {2})}},
+                             .attrs = [](onnx::NodeProto* n) { SetInt(n, "fmod", 1); }}),
                    {2}, {-1.5, 1.5});
   // Float Mod without fmod = 1 is invalid ONNX: an error naming the node.
   absl::StatusOr<ImportedModel> bad =
@@ -186,31 +139,31 @@ TEST(OnnxElementwiseOpsTest, ModAndBitShift) {
 
   const std::vector<std::pair<std::string, Tensor>> bytes = {{"x", Tensor::FromVector<uint8_t>(Shape{3}, {16, 4, 1})},
                                                              {"y", Tensor::FromVector<uint8_t>(Shape{3}, {1, 2, 3})}};
-  const Tensor right = RunCase(
+  const Tensor right = RunFirst(
       {.op = "BitShift", .feeds = bytes, .attrs = [](onnx::NodeProto* n) { SetString(n, "direction", "RIGHT"); }});
   ASSERT_EQ(right.dtype(), DType::kU8);
   ExpectTensorNear(right, {3}, {8, 1, 0});
   ExpectTensorNear(
-      RunCase(
+      RunFirst(
           {.op = "BitShift", .feeds = bytes, .attrs = [](onnx::NodeProto* n) { SetString(n, "direction", "LEFT"); }}),
       {3}, {32, 16, 8});
 }
 
 TEST(OnnxElementwiseOpsTest, CastLikeBecomesCastToTheTargetsDType) {
-  const NodeCase c = {.op = "CastLike",
-                      .feeds = {{"x", F32({3}, {1.5, -2.75, 3})},
-                                {"like", Tensor::FromVector<int64_t>(Shape{1}, {0})}}};
+  const NodeCase c = {
+      .op = "CastLike",
+      .feeds = {{"x", F32({3}, {1.5, -2.75, 3})}, {"like", Tensor::FromVector<int64_t>(Shape{1}, {0})}}};
   absl::StatusOr<ImportedModel> model = Import(BuildCase(c));
   ASSERT_TRUE(model.ok()) << model.status();
   const Node* node = model->graph.FindNode("y0");
   ASSERT_NE(node, nullptr);
   EXPECT_EQ(node->op(), "Cast");
   EXPECT_EQ(node->num_inputs(), 1);
-  const Tensor y = RunCase(c);
+  const Tensor y = RunFirst(c);
   ASSERT_EQ(y.dtype(), DType::kI64);
   ExpectTensorNear(y, {3}, {1, -2, 3});
 
-  const Tensor d = RunCase(
+  const Tensor d = RunFirst(
       {.op = "CastLike", .feeds = {{"x", F32({2}, {0.1f, 2})}, {"like", Tensor::FromVector<double>(Shape{1}, {0})}}});
   ASSERT_EQ(d.dtype(), DType::kF64);
   EXPECT_EQ(d.GetAsDouble(0), static_cast<double>(0.1f));

@@ -10,57 +10,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "tests/graph/onnx/onnx_node_case.h"
 #include "tests/graph/onnx/onnx_test_util.h"
 
 namespace tsr::onnx_test {
 namespace {
-
-int32_t OnnxType(DType d) {
-  switch (d) {
-    case DType::kF32:
-      return TensorProto::FLOAT;
-    case DType::kI64:
-      return TensorProto::INT64;
-    default:
-      ADD_FAILURE() << "no ONNX type for " << DTypeName(d) << " in this test";
-      return 0;
-  }
-}
-
-// A model of one node: `feeds` are graph inputs, `initializers` constants; the node
-// reads `inputs` (default: the feeds in order) and writes outputs y0, y1, ...
-struct NodeCase {
-  int64_t opset = 17;
-  std::string op;
-  std::vector<std::pair<std::string, Tensor>> feeds;
-  std::vector<TensorProto> initializers;
-  std::vector<std::string> inputs;
-  int num_outputs = 1;
-  std::function<void(onnx::NodeProto*)> attrs;
-};
-
-onnx::ModelProto BuildCase(const NodeCase& c) {
-  onnx::ModelProto m = MakeModel(c.opset);
-  std::vector<std::string> inputs = c.inputs;
-  for (const auto& [name, t] : c.feeds) {
-    std::vector<Dim> dims(t.shape().dims().begin(), t.shape().dims().end());
-    AddInput(m, name, OnnxType(t.dtype()), dims);
-    if (c.inputs.empty()) inputs.push_back(name);
-  }
-  for (const TensorProto& t : c.initializers) AddInitializer(m, t);
-  std::vector<std::string> outputs;
-  for (int i = 0; i < c.num_outputs; ++i) outputs.push_back(absl::StrCat("y", i));
-  onnx::NodeProto* n = AddNode(m, c.op, inputs, outputs, "node");
-  if (c.attrs) c.attrs(n);
-  for (const std::string& o : outputs) AddOutput(m, o);
-  return m;
-}
-
-std::vector<Tensor> RunCase(const NodeCase& c) {
-  absl::StatusOr<std::vector<Tensor>> out = ImportAndRun(BuildCase(c), c.feeds);
-  EXPECT_TRUE(out.ok()) << c.op << ": " << out.status();
-  return out.ok() ? *out : std::vector<Tensor>(c.num_outputs);
-}
 
 Tensor A23() { return F32({2, 3}, {1, -2, 3, 4, 5, -6}); }
 
