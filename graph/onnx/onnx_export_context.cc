@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/float16.h"
 #include "graph/onnx/onnx_export_tensor.h"
+#include "graph/onnx/onnx_tensor.h"
 
 namespace tsr {
 
@@ -75,25 +76,9 @@ absl::StatusOr<std::string> OnnxExportContext::AddInitializer(const Tensor& valu
 }
 
 absl::StatusOr<std::string> OnnxExportContext::AddScalar(double value, DType dtype, absl::string_view base) {
-  Tensor t(dtype, Shape());
-  switch (dtype) {
-    case DType::kF32:
-      *t.data<float>() = static_cast<float>(value);
-      break;
-    case DType::kF64:
-      *t.data<double>() = value;
-      break;
-    case DType::kF16:
-      *t.data<Float16>() = Float16::FromFloat(static_cast<float>(value));
-      break;
-    case DType::kBF16:
-      *t.data<BFloat16>() = BFloat16::FromFloat(static_cast<float>(value));
-      break;
-    default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("a floating-point constant of dtype ", DTypeName(dtype), " is not supported"));
-  }
-  return AddInitializer(t, base);
+  absl::StatusOr<Tensor> t = FloatScalarTensor(dtype, value);
+  if (!t.ok()) return t.status();
+  return AddInitializer(*t, base);
 }
 
 std::string OnnxExportContext::AddInt64s(const std::vector<int64_t>& values, absl::string_view base) {

@@ -231,4 +231,25 @@ absl::StatusOr<Tensor> TensorFromOnnx(const TensorProto& proto, const OnnxTensor
   return t;
 }
 
+absl::StatusOr<Tensor> FloatScalarTensor(DType dtype, double value) {
+  Tensor t(dtype, Shape());
+  switch (dtype) {
+    case DType::kF32:
+      *t.data<float>() = static_cast<float>(value);
+      return t;
+    case DType::kF64:
+      *t.data<double>() = value;
+      return t;
+    case DType::kF16:
+      *t.data<Float16>() = Float16::FromFloat(static_cast<float>(value));
+      return t;
+    case DType::kBF16:
+      *t.data<BFloat16>() = BFloat16::FromFloat(static_cast<float>(value));
+      return t;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("a floating-point constant of dtype ", DTypeName(dtype), " is not supported"));
+  }
+}
+
 }  // namespace tsr

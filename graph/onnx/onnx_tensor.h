@@ -37,6 +37,10 @@ struct OnnxTensorOptions {
 absl::StatusOr<Tensor> TensorFromOnnx(const onnx::TensorProto& proto, const OnnxTensorOptions& options,
                                       absl::string_view what = "");
 
+// A rank-0 tensor of floating-point `dtype` holding `value` (rounded to it), for the
+// constants import converters and export rules add; an error for other dtypes.
+absl::StatusOr<Tensor> FloatScalarTensor(DType dtype, double value);
+
 }  // namespace tsr
 
 #endif  // TESSERA_GRAPH_ONNX_ONNX_TENSOR_H_

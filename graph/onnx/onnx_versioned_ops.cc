@@ -38,26 +38,6 @@ absl::StatusOr<std::vector<TensorRef>> DataAndConstant(OnnxNodeContext& ctx,
   return inputs;
 }
 
-// A scalar of `dtype` (a floating type) holding `value`.
-Tensor FloatScalar(DType dtype, double value) {
-  Tensor t(dtype, Shape());
-  switch (dtype) {
-    case DType::kF64:
-      *t.data<double>() = value;
-      break;
-    case DType::kF16:
-      *t.data<Float16>() = Float16::FromFloat(static_cast<float>(value));
-      break;
-    case DType::kBF16:
-      *t.data<BFloat16>() = BFloat16::FromFloat(static_cast<float>(value));
-      break;
-    default:
-      *t.data<float>() = static_cast<float>(value);
-      break;
-  }
-  return t;
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<TensorRef>> ConvertReduce(OnnxNodeContext& ctx, int64_t axes_input_since) {
@@ -187,7 +167,8 @@ absl::StatusOr<std::vector<TensorRef>> ConvertDropout(OnnxNodeContext& ctx) {
     TSR_ASSIGN_OR_RETURN(std::optional<double> ratio, ctx.GetFloat("ratio"));
     inputs = {ctx.input(0)};
     if (ratio.has_value()) {
-      TSR_ASSIGN_OR_RETURN(TensorRef r, ctx.AddConstant(FloatScalar(DType::kF32, *ratio), "ratio"));
+      TSR_ASSIGN_OR_RETURN(Tensor ratio_value, FloatScalarTensor(DType::kF32, *ratio));
+      TSR_ASSIGN_OR_RETURN(TensorRef r, ctx.AddConstant(ratio_value, "ratio"));
       inputs.push_back(r);
     }
   }
@@ -282,7 +263,8 @@ absl::StatusOr<std::vector<TensorRef>> ConvertSumOrMean(OnnxNodeContext& ctx) {
   TSR_ASSIGN_OR_RETURN(TensorType type, ctx.InputType(0));
   if (!IsFloating(type.dtype))
     return ctx.Error(absl::StrCat("Mean needs floating inputs, not ", DTypeName(type.dtype)));
-  TSR_ASSIGN_OR_RETURN(TensorRef count, ctx.AddConstant(FloatScalar(type.dtype, n), "count"));
+  TSR_ASSIGN_OR_RETURN(Tensor count_value, FloatScalarTensor(type.dtype, n));
+  TSR_ASSIGN_OR_RETURN(TensorRef count, ctx.AddConstant(count_value, "count"));
   TSR_ASSIGN_OR_RETURN(Node * div, ctx.AddNode("Div", {acc, count}));
   return AllOutputs(*div);
 }
