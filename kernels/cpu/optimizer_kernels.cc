@@ -14,7 +14,9 @@
 #include "kernels/kernel.h"
 
 // -O2 vectorizes only trivially cheap loops; these memory-bound loops gain from it.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("tree-vectorize")
+#endif
 
 namespace tsr {
 
