@@ -94,7 +94,9 @@ TEST(SoftmaxCrossEntropyLossKernelTest, SpatialScoresMatchTheFlattenedForm) {
     std::vector<Tensor> flat = RunAll(
         kOp, {Tensor::FromVector<double>({6, 4}, rows), Tensor::FromVector<int64_t>({6}, l), weights}, Reduction(r));
     ASSERT_EQ(nd[0].num_elements(), flat[0].num_elements());
-    if (std::string(r) == "none") EXPECT_EQ(nd[0].shape(), (Shape{2, 3}));
+    if (std::string(r) == "none") {
+      EXPECT_EQ(nd[0].shape(), (Shape{2, 3}));
+    }
     for (int64_t i = 0; i < nd[0].num_elements(); ++i) EXPECT_NEAR(nd[0].GetAsDouble(i), flat[0].GetAsDouble(i), 1e-12);
   }
 }

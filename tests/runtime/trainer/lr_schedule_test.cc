@@ -38,7 +38,9 @@ TEST(LearningRateScheduleTest, WarmupRampsLinearlyThenHandsOver) {
   EXPECT_NEAR(s.At(60), 0.25, 1e-12);
   EXPECT_NEAR(s.At(110), 0.0, 1e-12);
   for (int64_t i = 1; i < 110; ++i) {
-    if (i > 10) EXPECT_LE(s.At(i), s.At(i - 1)) << i;
+    if (i > 10) {
+      EXPECT_LE(s.At(i), s.At(i - 1)) << i;
+    }
   }
 }
 
