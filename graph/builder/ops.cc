@@ -13,6 +13,16 @@ namespace {
 
 AttrValue IntFlag(bool value) { return AttrValue::Int(value ? 1 : 0); }
 
+// ArgMax or ArgMin: the same attributes.
+Output ArgExtreme(GraphBuilder& b, absl::string_view op, Output x, const ArgMaxOptions& options,
+                  absl::string_view name) {
+  AttrMap attrs;
+  attrs["axis"] = AttrValue::Int(options.axis);
+  attrs["keepdims"] = IntFlag(options.keepdims);
+  attrs["select_last_index"] = IntFlag(options.select_last_index);
+  return b.Op1(op, {x}, std::move(attrs), name);
+}
+
 Output Unary(GraphBuilder& b, absl::string_view op, Output x, absl::string_view name) {
   return b.Op1(op, {x}, {}, name);
 }
@@ -342,11 +352,7 @@ Output ReduceL2(GraphBuilder& b, Output x, const std::vector<int64_t>& axes, boo
 }
 
 Output ArgMax(GraphBuilder& b, Output x, const ArgMaxOptions& options, absl::string_view name) {
-  AttrMap attrs;
-  attrs["axis"] = AttrValue::Int(options.axis);
-  attrs["keepdims"] = IntFlag(options.keepdims);
-  attrs["select_last_index"] = IntFlag(options.select_last_index);
-  return b.Op1("ArgMax", {x}, std::move(attrs), name);
+  return ArgExtreme(b, "ArgMax", x, options, name);
 }
 Output ReduceL1(GraphBuilder& b, Output x, const std::vector<int64_t>& axes, bool keepdims, absl::string_view name) {
   return Reduce(b, "ReduceL1", x, IntsOrAbsent(b, axes), keepdims, name);
@@ -365,11 +371,7 @@ Output ReduceLogSumExp(GraphBuilder& b, Output x, const std::vector<int64_t>& ax
 }
 
 Output ArgMin(GraphBuilder& b, Output x, const ArgMaxOptions& options, absl::string_view name) {
-  AttrMap attrs;
-  attrs["axis"] = AttrValue::Int(options.axis);
-  attrs["keepdims"] = IntFlag(options.keepdims);
-  attrs["select_last_index"] = IntFlag(options.select_last_index);
-  return b.Op1("ArgMin", {x}, std::move(attrs), name);
+  return ArgExtreme(b, "ArgMin", x, options, name);
 }
 
 Output CumSum(GraphBuilder& b, Output x, int64_t axis, const CumSumOptions& options, absl::string_view name) {
@@ -387,8 +389,7 @@ std::vector<Output> TopK(GraphBuilder& b, Output x, int64_t k, const TopKOptions
   return b.Op("TopK", {x, Const(b, std::vector<int64_t>{k})}, std::move(attrs), name);
 }
 
-Output Einsum(GraphBuilder& b, const std::vector<Output>& inputs, absl::string_view equation,
-              absl::string_view name) {
+Output Einsum(GraphBuilder& b, const std::vector<Output>& inputs, absl::string_view equation, absl::string_view name) {
   AttrMap attrs;
   attrs["equation"] = AttrValue::String(std::string(equation));
   return b.Op1("Einsum", inputs, std::move(attrs), name);
@@ -537,8 +538,7 @@ Output InstanceNormalization(GraphBuilder& b, Output x, Output scale, Output bia
   attrs["epsilon"] = AttrValue::Float(epsilon);
   return b.Op1("InstanceNormalization", {x, scale, bias}, std::move(attrs), name);
 }
-Output MeanVarianceNormalization(GraphBuilder& b, Output x, const std::vector<int64_t>& axes,
-                                 absl::string_view name) {
+Output MeanVarianceNormalization(GraphBuilder& b, Output x, const std::vector<int64_t>& axes, absl::string_view name) {
   AttrMap attrs;
   attrs["axes"] = AttrValue::Ints(axes);
   return b.Op1("MeanVarianceNormalization", {x}, std::move(attrs), name);
