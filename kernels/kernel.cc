@@ -17,14 +17,19 @@ KernelContext::KernelContext(const OpDef& def, absl::string_view node_name, cons
       inputs_(std::move(inputs)),
       outputs_(std::move(outputs)) {}
 
-void KernelContext::ParallelFor(int64_t n, int64_t cost_per_item,
-                                const std::function<void(int64_t, int64_t)>& fn) const {
+void RunParallelFor(const ParallelForFn& parallel_for, int64_t n, int64_t cost_per_item,
+                    const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
-  if (parallel_for_) {
-    parallel_for_(n, cost_per_item, fn);
+  if (parallel_for) {
+    parallel_for(n, cost_per_item, fn);
   } else {
     fn(0, n);
   }
+}
+
+void KernelContext::ParallelFor(int64_t n, int64_t cost_per_item,
+                                const std::function<void(int64_t, int64_t)>& fn) const {
+  RunParallelFor(parallel_for_, n, cost_per_item, fn);
 }
 
 absl::Status KernelContext::Error(absl::string_view message) const {

@@ -31,6 +31,11 @@ namespace tsr {
 using ParallelForFn =
     std::function<void(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>&)>;
 
+// Runs fn over [0, n) through `parallel_for`, or inline when it is null; nothing when
+// n <= 0. For code handed a ParallelForFn (KernelContext::ParallelFor uses it too).
+void RunParallelFor(const ParallelForFn& parallel_for, int64_t n, int64_t cost_per_item,
+                    const std::function<void(int64_t, int64_t)>& fn);
+
 class KernelContext : public AttrReader {
  public:
   KernelContext(const OpDef& def, absl::string_view node_name, const AttrMap& attrs, std::vector<const Tensor*> inputs,

@@ -62,14 +62,6 @@ struct PaddedPlanes {
   }
 };
 
-void Run(const ParallelForFn& parallel_for, int64_t n, int64_t cost, const std::function<void(int64_t, int64_t)>& fn) {
-  if (parallel_for) {
-    parallel_for(n, cost, fn);
-  } else {
-    fn(0, n);
-  }
-}
-
 }  // namespace
 
 bool DirectConvApplies(const Window3d& w, int64_t c_per_group) {
@@ -107,7 +99,7 @@ void DirectConv(const Window3d& w, int64_t batch, int64_t channels, int64_t out_
   }
 
   const int64_t cost = 2 * m_per_group * rows * planes.pixels;
-  Run(parallel_for, batch * group, cost, [&](int64_t begin, int64_t end) {
+  RunParallelFor(parallel_for, batch * group, cost, [&](int64_t begin, int64_t end) {
     thread_local AlignedFloatBuffer plane_buffer, out_buffer;
     float* xp = plane_buffer.Get(c_per_group * planes.plane);
     float* out = out_buffer.Get(m_per_group * planes.pixels);
@@ -138,7 +130,7 @@ bool DirectConvGradFilter(const Window3d& w, int64_t batch, int64_t channels, in
 
   const int64_t chunks = (batch + kGradChunkImages - 1) / kGradChunkImages;
   std::vector<float> partial(static_cast<size_t>(chunks * block), 0.0f);
-  Run(parallel_for, chunks, 2 * kGradChunkImages * block * planes.pixels, [&](int64_t begin, int64_t end) {
+  RunParallelFor(parallel_for, chunks, 2 * kGradChunkImages * block * planes.pixels, [&](int64_t begin, int64_t end) {
     thread_local AlignedFloatBuffer plane_buffer, dy_buffer;
     GradFilterImages im;
     im.x_image = c_per_group * planes.plane;

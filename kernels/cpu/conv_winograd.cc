@@ -46,14 +46,6 @@ struct Workspace {
   std::vector<SgemmPackedA> packed;
 };
 
-void Run(const ParallelForFn& parallel_for, int64_t n, int64_t cost, const std::function<void(int64_t, int64_t)>& fn) {
-  if (parallel_for) {
-    parallel_for(n, cost, fn);
-  } else {
-    fn(0, n);
-  }
-}
-
 }  // namespace
 
 int64_t WinogradInputScratchFloats(const WinogradPlane& p, int64_t tile_rows) {
@@ -96,11 +88,11 @@ void WinogradConv(const Window3d& w, int tile, int64_t batch, int64_t channels, 
   const int64_t u_row = alpha2 * channels;
   thread_local Workspace ws;
   float* const u = ws.u.Get(out_channels * u_row);
-  Run(parallel_for, out_channels, 40 * alpha2 * channels,
-      [&](int64_t o0, int64_t o1) { WinogradWeightsAvx2(tile, weights, channels, o0, o1, u); });
+  RunParallelFor(parallel_for, out_channels, 40 * alpha2 * channels,
+                 [&](int64_t o0, int64_t o1) { WinogradWeightsAvx2(tile, weights, channels, o0, o1, u); });
   if (static_cast<int64_t>(ws.packed.size()) < alpha2) ws.packed.resize(static_cast<size_t>(alpha2));
   std::vector<SgemmPackedA>& packed = ws.packed;
-  Run(parallel_for, alpha2, 2 * out_channels * channels, [&](int64_t x0, int64_t x1) {
+  RunParallelFor(parallel_for, alpha2, 2 * out_channels * channels, [&](int64_t x0, int64_t x1) {
     for (int64_t xi = x0; xi < x1; ++xi) packed[xi].Pack(false, out_channels, channels, u + xi * channels, u_row);
   });
 
@@ -132,19 +124,19 @@ void WinogradConv(const Window3d& w, int tile, int64_t batch, int64_t channels, 
       const int64_t tiles = (th1 - th0) * plane.tiles_w;
       const int64_t ldv = tiles + kVectorPadding;
       const int64_t v_stride = channels * ldv, mo_stride = out_channels * tiles;
-      Run(parallel_for, channels, 4 * alpha2 * tiles, [&](int64_t c0, int64_t c1) {
+      RunParallelFor(parallel_for, channels, 4 * alpha2 * tiles, [&](int64_t c0, int64_t c1) {
         thread_local std::vector<float> scratch;
         scratch.resize(static_cast<size_t>(scratch_floats));
         for (int64_t c = c0; c < c1; ++c) {
           WinogradInputAvx2(plane, xn + c * in_size, th0, th1, v + c * ldv, v_stride, scratch.data());
         }
       });
-      Run(parallel_for, alpha2, 2 * out_channels * channels * tiles, [&](int64_t x0, int64_t x1) {
+      RunParallelFor(parallel_for, alpha2, 2 * out_channels * channels * tiles, [&](int64_t x0, int64_t x1) {
         for (int64_t xi = x0; xi < x1; ++xi) {
           Sgemm(packed[xi], false, tiles, 1.0f, v + xi * v_stride, ldv, 0.0f, products + xi * mo_stride, tiles);
         }
       });
-      Run(parallel_for, out_channels, 4 * alpha2 * tiles, [&](int64_t o0, int64_t o1) {
+      RunParallelFor(parallel_for, out_channels, 4 * alpha2 * tiles, [&](int64_t o0, int64_t o1) {
         for (int64_t o = o0; o < o1; ++o) {
           WinogradOutputAvx2(plane, products + o * tiles, mo_stride, th0, th1, bias != nullptr ? bias[o] : 0.0f,
                              yn + o * out_size);
