@@ -15,7 +15,10 @@ START=$(date +%s)
 LOG="$(mktemp)"
 trap 'rm -f "$LOG"' EXIT
 # --keep_going: a target that fails to build still lets the others be tested and counted.
-bazel test --keep_going --color=no --curses=no "${@:-//...}" 2>&1 | tee "$LOG"
+# A disk cache outside the workspace: actions already built by any checkout on this machine
+# (a CI clone, a developer tree) are reused, as ccache does for the CMake build.
+DISK_CACHE="${TESSERA_BAZEL_DISK_CACHE:-$HOME/.cache/tessera-bazel-disk}"
+bazel test --keep_going --color=no --curses=no --disk_cache="$DISK_CACHE" "${@:-//...}" 2>&1 | tee "$LOG"
 rc=${PIPESTATUS[0]}
 
 # Bazel's summary ends with "Executed 23 out of 24 tests: 21 tests pass and 3 fail locally."

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 #include "platform/file.h"
-#include "runtime/checkpoint/crc32c.h"
+#include "platform/crc32c.h"
 #include "runtime/proto/checkpoint.pb.h"
 
 namespace tsr {

@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "runtime/checkpoint/crc32c.h"
+#include "platform/crc32c.h"
 
 namespace tsr {
 namespace {

@@ -5,7 +5,7 @@
 //   byte   data[length]
 //   uint32 masked CRC32C of the data
 //
-// (masking: crc32c::Mask in runtime/checkpoint/crc32c.h). No compression.
+// (masking: crc32c::Mask in platform/crc32c.h). No compression.
 #ifndef TESSERA_RUNTIME_SUMMARY_TFRECORD_H_
 #define TESSERA_RUNTIME_SUMMARY_TFRECORD_H_
 

@@ -13,7 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "platform/file.h"
-#include "runtime/checkpoint/crc32c.h"
+#include "platform/crc32c.h"
 
 namespace tsr {
 namespace {

@@ -22,7 +22,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "platform/file.h"
-#include "runtime/checkpoint/crc32c.h"
+#include "platform/crc32c.h"
 #include "runtime/summary/tfrecord.h"
 
 namespace tsr {

@@ -1,8 +1,8 @@
 // CRC32C (Castagnoli polynomial 0x1EDC6F41, reflected 0x82F63B78), the checksum
 // TensorFlow uses for TFRecord framing and checkpoints, plus TFRecord's masking.
 // Table-driven, slicing-by-8; portable (no SSE4.2 instruction).
-#ifndef TESSERA_RUNTIME_CHECKPOINT_CRC32C_H_
-#define TESSERA_RUNTIME_CHECKPOINT_CRC32C_H_
+#ifndef TESSERA_PLATFORM_CRC32C_H_
+#define TESSERA_PLATFORM_CRC32C_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -29,4 +29,4 @@ inline uint32_t Unmask(uint32_t masked) {
 
 }  // namespace tsr::crc32c
 
-#endif  // TESSERA_RUNTIME_CHECKPOINT_CRC32C_H_
+#endif  // TESSERA_PLATFORM_CRC32C_H_

@@ -1,6 +1,6 @@
 // CRC32C against published check values (RFC 3720 B.4, the "123456789" check), the
 // bitwise definition on random inputs, Extend's concatenation property and masking.
-#include "runtime/checkpoint/crc32c.h"
+#include "platform/crc32c.h"
 
 #include <cstdint>
 #include <random>

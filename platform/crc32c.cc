@@ -1,6 +1,6 @@
 // Slicing-by-8 CRC32C: table[k][b] is the CRC of byte b followed by k zero bytes, so
 // eight input bytes are folded with eight lookups instead of eight dependent steps.
-#include "runtime/checkpoint/crc32c.h"
+#include "platform/crc32c.h"
 
 #include <array>
 #include <cstring>
