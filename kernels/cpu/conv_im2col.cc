@@ -15,29 +15,36 @@ namespace tsr {
 
 namespace {
 
+// The output positions ow of a line whose input x_row[ow * stride - offset] lies
+// inside [0, width): [first, end) (first may exceed end when there are none). The
+// same for every line of an im2col row, so computed once per row.
+struct LineBounds {
+  int64_t first, end;
+  LineBounds(int64_t width, int64_t stride, int64_t offset) {
+    first = offset > 0 ? (offset + stride - 1) / stride : 0;
+    const int64_t last_num = width - 1 + offset;
+    end = last_num < 0 ? 0 : last_num / stride + 1;
+  }
+};
+
 // dst[i] = x_row[(ow + i) * stride - offset] for i in [0, n), 0 where that index
-// falls outside [0, width).
-void FillLine(const float* x_row, int64_t width, int64_t stride, int64_t offset, int64_t ow, int64_t n, bool avx2,
-              float* dst) {
-  // Output positions with an input inside [0, width): ceil(offset / stride) up to
-  // floor((width - 1 + offset) / stride).
-  const int64_t first = offset > 0 ? (offset + stride - 1) / stride : 0;
-  const int64_t last_num = width - 1 + offset;
-  const int64_t end = last_num < 0 ? 0 : last_num / stride + 1;
-  const int64_t lo = std::clamp(first, ow, ow + n) - ow;
-  const int64_t hi = std::max(std::clamp(end, ow, ow + n) - ow, lo);
-  std::fill(dst, dst + lo, 0.0f);
+// falls outside [0, width) (b: the line's bounds).
+inline void FillLine(const float* x_row, const LineBounds& b, int64_t stride, int64_t offset, int64_t ow, int64_t n,
+                     bool avx2, float* dst) {
+  const int64_t lo = std::clamp(b.first, ow, ow + n) - ow;
+  const int64_t hi = std::max(std::clamp(b.end, ow, ow + n) - ow, lo);
+  for (int64_t i = 0; i < lo; ++i) dst[i] = 0.0f;
   if (hi > lo) {
     const float* src = x_row + (ow + lo) * stride - offset;
     if (stride == 1) {
       std::memcpy(dst + lo, src, static_cast<size_t>(hi - lo) * sizeof(float));
-    } else if (avx2) {
+    } else if (avx2 && hi - lo >= 9) {  // StridedCopyAvx2's vector loop needs 9
       StridedCopyAvx2(src, stride, hi - lo, dst + lo);
     } else {
       for (int64_t i = lo; i < hi; ++i, src += stride) dst[i] = *src;
     }
   }
-  std::fill(dst + hi, dst + n, 0.0f);
+  for (int64_t i = hi; i < n; ++i) dst[i] = 0.0f;
 }
 
 // Row r of the column matrix for output pixels [pixel_begin, pixel_end) into dst_row.
@@ -54,6 +61,7 @@ void Im2ColRow(const Window3d& w, const float* x, int64_t r, int64_t pixel_begin
   const int64_t kw = t % w.kernel[2], kh = (t / w.kernel[2]) % w.kernel[1], kd = t / (w.kernel[2] * w.kernel[1]);
   const float* xc = x + c * in_size;
   const int64_t offset = w.pad_begin[2] - kw * w.dilation[2];
+  const LineBounds bounds(w.in[2], w.stride[2], offset);
   int64_t p = pixel_begin;
   int64_t od = p / plane, oh = (p / w.out[2]) % w.out[1], ow = p % w.out[2];
   while (p < pixel_end) {
@@ -64,7 +72,7 @@ void Im2ColRow(const Window3d& w, const float* x, int64_t r, int64_t pixel_begin
     if (id < 0 || id >= w.in[0] || ih < 0 || ih >= w.in[1]) {
       std::fill(dst, dst + n, 0.0f);
     } else {
-      FillLine(xc + (id * w.in[1] + ih) * w.in[2], w.in[2], w.stride[2], offset, ow, n, avx2, dst);
+      FillLine(xc + (id * w.in[1] + ih) * w.in[2], bounds, w.stride[2], offset, ow, n, avx2, dst);
     }
     p += n;
     ow = 0;

@@ -1,5 +1,6 @@
-// The Winograd Conv driver: transforms the weights once per call (alpha^2 packed GEMM
-// operands shared by every image and thread), then walks each image in blocks of tile
+// The Winograd Conv driver: transforms the weights (alpha^2 packed GEMM operands
+// shared by every image and thread; once per call, or once for constant weights
+// through WinogradPackWeights), then walks each image in blocks of tile
 // rows small enough that the block's transformed input and GEMM products stay in
 // L2, in three phases split over the threads -- input transform by channel, the
 // alpha^2 GEMMs by xi, output transform (plus bias) by output channel. Each element
@@ -31,6 +32,10 @@ constexpr int64_t kVectorPadding = 8;
 // Below these, ChooseWinogradTile keeps the im2col GEMM.
 constexpr int64_t kMinChannels = 16;
 constexpr int64_t kMinTiles = 40;
+// The same with the weights transformed once: measured on ResNet-18's 3x3 512@7
+// (bench/conv_bench.cc, prepared column), F(2x2) on its 16 tiles runs 1.8x the im2col
+// GEMM on prepared weights.
+constexpr int64_t kMinTilesPrepared = 16;
 
 bool Applies(const Window3d& w, int64_t group) {
   if (group != 1 || w.kernel[0] != 1 || w.in[0] != 1 || w.out[0] != 1) return false;
@@ -42,8 +47,7 @@ bool Applies(const Window3d& w, int64_t group) {
 
 // What one call needs, kept per calling thread.
 struct Workspace {
-  AlignedFloatBuffer u, v, products;
-  std::vector<SgemmPackedA> packed;
+  AlignedFloatBuffer v, products;
 };
 
 }  // namespace
@@ -54,22 +58,49 @@ int64_t WinogradInputScratchFloats(const WinogradPlane& p, int64_t tile_rows) {
   return p.tile * (twp + 8) + (tile_rows * p.tile + 2) * alpha * twp;
 }
 
-int ChooseWinogradTile(const Window3d& w, int64_t channels, int64_t out_channels, int64_t group) {
+int ChooseWinogradTile(const Window3d& w, int64_t channels, int64_t out_channels, int64_t group,
+                       bool weights_prepared_once) {
   if (ActiveCpuIsa() < CpuIsa::kAvx2 || !Applies(w, group)) return 0;
   // Too few channels and the GEMMs are too thin to pay for the transforms.
   if (channels < kMinChannels || out_channels < kMinChannels) return 0;
   // The weight transform and its packing cost alpha^2 * channels * out_channels per
   // call, like the GEMMs of alpha^2 / tiles images: with few tiles they dominate.
   // Measured on ResNet-18 (bench/conv_bench.cc): F(4x4) wins from 28x28 outputs
-  // (49 tiles), F(2x2) at 14x14 (49 tiles), neither at 7x7.
+  // (49 tiles), F(2x2) at 14x14 (49 tiles), neither at 7x7 -- unless the weights are
+  // transformed once, when F(2x2) wins at 7x7 too.
   auto tiles = [&](int64_t m) { return ((w.out[1] + m - 1) / m) * ((w.out[2] + m - 1) / m); };
   if (tiles(4) >= kMinTiles) return 4;
-  if (tiles(2) >= kMinTiles) return 2;
+  if (tiles(2) >= (weights_prepared_once ? kMinTilesPrepared : kMinTiles)) return 2;
   return 0;
+}
+
+void WinogradPackWeights(int tile, int64_t channels, int64_t out_channels, const float* weights,
+                         const ParallelForFn& parallel_for, std::vector<SgemmPackedA>* packed) {
+  const int64_t alpha = tile + 2, alpha2 = alpha * alpha;
+  // U[xi] = G g Gt of every (out channel, channel), laid out [out channel][xi][channel]
+  // (each output channel's transform writes one contiguous run), packed for the GEMM.
+  const int64_t u_row = alpha2 * channels;
+  thread_local AlignedFloatBuffer u_buffer;
+  float* const u = u_buffer.Get(out_channels * u_row);
+  RunParallelFor(parallel_for, out_channels, 40 * alpha2 * channels,
+                 [&](int64_t o0, int64_t o1) { WinogradWeightsAvx2(tile, weights, channels, o0, o1, u); });
+  packed->resize(static_cast<size_t>(alpha2));
+  SgemmPackedA* const out = packed->data();
+  RunParallelFor(parallel_for, alpha2, 2 * out_channels * channels, [&](int64_t x0, int64_t x1) {
+    for (int64_t xi = x0; xi < x1; ++xi) out[xi].Pack(false, out_channels, channels, u + xi * channels, u_row);
+  });
 }
 
 void WinogradConv(const Window3d& w, int tile, int64_t batch, int64_t channels, int64_t out_channels, const float* x,
                   const float* weights, const float* bias, float* y, const ParallelForFn& parallel_for) {
+  thread_local std::vector<SgemmPackedA> packed;
+  WinogradPackWeights(tile, channels, out_channels, weights, parallel_for, &packed);
+  WinogradConvPacked(w, tile, batch, channels, out_channels, packed, x, bias, y, parallel_for);
+}
+
+void WinogradConvPacked(const Window3d& w, int tile, int64_t batch, int64_t channels, int64_t out_channels,
+                        const std::vector<SgemmPackedA>& packed, const float* x, const float* bias, float* y,
+                        const ParallelForFn& parallel_for) {
   const int64_t alpha = tile + 2, alpha2 = alpha * alpha;
   WinogradPlane plane;
   plane.tile = tile;
@@ -82,19 +113,7 @@ void WinogradConv(const Window3d& w, int tile, int64_t batch, int64_t channels, 
   plane.tiles_w = (plane.out_w + tile - 1) / tile;
   const int64_t tiles_h = (plane.out_h + tile - 1) / tile;
   const int64_t in_size = plane.in_h * plane.in_w, out_size = plane.out_h * plane.out_w;
-
-  // U[xi] = G g Gt of every (out channel, channel), laid out [out channel][xi][channel]
-  // (each output channel's transform writes one contiguous run), packed for the GEMM.
-  const int64_t u_row = alpha2 * channels;
   thread_local Workspace ws;
-  float* const u = ws.u.Get(out_channels * u_row);
-  RunParallelFor(parallel_for, out_channels, 40 * alpha2 * channels,
-                 [&](int64_t o0, int64_t o1) { WinogradWeightsAvx2(tile, weights, channels, o0, o1, u); });
-  if (static_cast<int64_t>(ws.packed.size()) < alpha2) ws.packed.resize(static_cast<size_t>(alpha2));
-  std::vector<SgemmPackedA>& packed = ws.packed;
-  RunParallelFor(parallel_for, alpha2, 2 * out_channels * channels, [&](int64_t x0, int64_t x1) {
-    for (int64_t xi = x0; xi < x1; ++xi) packed[xi].Pack(false, out_channels, channels, u + xi * channels, u_row);
-  });
 
   // Blocks of tile rows: at most as many as fit kBlockFloats (at least one), and among
   // those the count whose tiles (the GEMMs' columns) waste the least of the last

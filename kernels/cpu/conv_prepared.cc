@@ -1,0 +1,238 @@
+// PrepareConvWeights and ConvForward: the algorithm choice per shape (see
+// conv_kernels.cc's top comment for why each applies where it does) and the forward
+// pass of each on prepared weights.
+#include "kernels/cpu/conv_prepared.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cpu/conv_depthwise.h"
+#include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/conv_im2col.h"
+#include "kernels/cpu/conv_im2col_row.h"
+#include "kernels/cpu/conv_winograd.h"
+#include "kernels/cpu/cpu_features.h"
+
+namespace tsr {
+
+namespace {
+
+// Below this many multiply-adds an (image, group) pair is not worth splitting a GEMM
+// over threads; the pairs themselves are spread over the threads instead.
+constexpr int64_t kSmallUnitMacs = int64_t{1} << 22;
+
+// From this many output channels a one-channel input goes through the GEMM path.
+constexpr int64_t kGemmMinOutputsForOneChannel = 4;
+
+bool Pointwise(const Window3d& w) {
+  for (int d = 0; d < 3; ++d) {
+    if (w.kernel[d] != 1 || w.stride[d] != 1 || w.pad_begin[d] != 0 || w.pad_end[d] != 0) return false;
+  }
+  return true;
+}
+
+// 1x1 and unpadded but strided: every output pixel reads one input pixel.
+bool StridedPointwise(const Window3d& w) {
+  for (int d = 0; d < 3; ++d) {
+    if (w.kernel[d] != 1 || w.pad_begin[d] != 0 || w.pad_end[d] != 0) return false;
+  }
+  return !Pointwise(w);
+}
+
+bool IsDepthwise(const ConvGeometry& g) {
+  const Window3d& w = g.window;
+  // One input channel (group 1) with several outputs is an ordinary conv: the GEMM
+  // computes all outputs per pass over the taps, the direct kernel one at a time.
+  const bool single_input_channel = g.channels == 1 && g.out_channels >= kGemmMinOutputsForOneChannel;
+  return g.group == g.channels && !single_input_channel && w.kernel[0] == 1 && w.in[0] == 1 && w.out[0] == 1;
+}
+
+absl::Status Validate(const ConvGeometry& g) {
+  const Window3d& w = g.window;
+  if (g.group < 1 || g.channels < 0 || g.out_channels < 0 || g.channels % g.group != 0 ||
+      g.out_channels % g.group != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("PrepareConvWeights: channels ", g.channels, " and out_channels ",
+                                                   g.out_channels, " must be non-negative multiples of group ", g.group,
+                                                   " (group >= 1)"));
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (w.in[d] < 0 || w.out[d] < 0 || w.kernel[d] < 0 || w.stride[d] < 1 || w.dilation[d] < 1 || w.pad_begin[d] < 0 ||
+        w.pad_end[d] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat("PrepareConvWeights: spatial dimension ", d,
+                                                     " of the window has a negative size or pad, or a stride or "
+                                                     "dilation below 1"));
+    }
+    const int64_t span = w.in[d] + w.pad_begin[d] + w.pad_end[d] - w.dilation[d] * (w.kernel[d] - 1) - 1;
+    const int64_t expected = span < 0 ? 0 : span / w.stride[d] + 1;
+    if (w.out[d] != expected) {
+      return absl::InvalidArgumentError(absl::StrCat("PrepareConvWeights: output size ", w.out[d],
+                                                     " of spatial dimension ", d, " does not match the window (",
+                                                     expected, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Group g's input of image n.
+const float* GroupInput(const ConvGeometry& geo, const float* x, int64_t n, int64_t g) {
+  return x + (n * geo.channels + g * (geo.channels / geo.group)) * geo.window.in_size();
+}
+
+// All output channels and pixels of group g of image n, from the group's packed
+// weights; base.parallel_for (if any) splits the GEMM.
+void RunGemmUnit(const ConvGeometry& geo, const SgemmPackedA& weights, const float* x, const float* bias, float* y,
+                 int64_t n, int64_t g, const GemmOptions& base) {
+  const Window3d& w = geo.window;
+  const int64_t pixels = w.out_size();
+  const int64_t c_per_group = geo.channels / geo.group, m_per_group = geo.out_channels / geo.group;
+  GemmOptions options = base;
+  if (bias != nullptr) options.epilogue.row_bias = bias + g * m_per_group;
+  float* yg = y + (n * geo.out_channels + g * m_per_group) * pixels;
+  const float* xg = GroupInput(geo, x, n, g);
+  if (Pointwise(w)) {
+    Sgemm(weights, false, pixels, 1.0f, xg, pixels, 0.0f, yg, pixels, options);
+  } else if (StridedPointwise(w)) {
+    // The subsampled input is only channels x pixels floats (a quarter of the input
+    // at stride 2): gathered once into a plain matrix, it is packed by Sgemm's block
+    // copies instead of im2col's per-line calls, which dominate on short output lines.
+    thread_local std::vector<float> subsampled;
+    subsampled.resize(static_cast<size_t>(c_per_group * pixels));
+    const bool avx2 = ActiveCpuIsa() >= CpuIsa::kAvx2;
+    float* dst = subsampled.data();
+    for (int64_t c = 0; c < c_per_group; ++c) {
+      const float* xc = xg + c * w.in_size();
+      for (int64_t od = 0; od < w.out[0]; ++od) {
+        for (int64_t oh = 0; oh < w.out[1]; ++oh, dst += w.out[2]) {
+          const float* src = xc + (od * w.stride[0] * w.in[1] + oh * w.stride[1]) * w.in[2];
+          if (avx2) {
+            StridedCopyAvx2(src, w.stride[2], w.out[2], dst);
+          } else {
+            for (int64_t ow = 0; ow < w.out[2]; ++ow) dst[ow] = src[ow * w.stride[2]];
+          }
+        }
+      }
+    }
+    Sgemm(weights, false, pixels, 1.0f, subsampled.data(), pixels, 0.0f, yg, pixels, options);
+  } else {
+    Sgemm(weights, Im2ColPacker(w, xg), pixels, 1.0f, 0.0f, yg, pixels, options);
+  }
+}
+
+}  // namespace
+
+absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* weights, bool per_call,
+                                    const ParallelForFn& parallel_for, PreparedConvWeights* prepared) {
+  if (absl::Status status = Validate(geometry); !status.ok()) return status;
+  const Window3d& w = geometry.window;
+  prepared->geometry_ = geometry;
+  prepared->winograd_tile_ = 0;
+  prepared->raw_ = nullptr;
+  prepared->owned_.clear();
+  const int64_t c_per_group = geometry.channels / geometry.group;
+  const int64_t m_per_group = geometry.out_channels / geometry.group;
+  const int64_t rows = c_per_group * w.taps();
+  auto keep_raw = [&] {
+    if (per_call) {
+      prepared->raw_ = weights;
+    } else {
+      prepared->owned_.assign(weights, weights + geometry.out_channels * rows);
+      prepared->raw_ = prepared->owned_.data();
+    }
+  };
+
+  if (geometry.out_channels == 0 || w.out_size() == 0) {
+    prepared->algorithm_ = ConvAlgorithm::kEmpty;
+  } else if (rows == 0) {
+    prepared->algorithm_ = ConvAlgorithm::kBiasOnly;
+  } else if (IsDepthwise(geometry)) {
+    prepared->algorithm_ = ConvAlgorithm::kDepthwise;
+    keep_raw();
+  } else if (const int tile = ChooseWinogradTile(w, geometry.channels, geometry.out_channels, geometry.group,
+                                                 /*weights_prepared_once=*/!per_call);
+             tile != 0) {
+    prepared->algorithm_ = ConvAlgorithm::kWinograd;
+    prepared->winograd_tile_ = tile;
+    WinogradPackWeights(tile, geometry.channels, geometry.out_channels, weights, parallel_for, &prepared->packed_);
+  } else if (DirectConvApplies(w, c_per_group)) {
+    prepared->algorithm_ = ConvAlgorithm::kDirect;
+    keep_raw();
+  } else {
+    // Each group's weights [m_per_group, rows] packed once for all images.
+    prepared->algorithm_ = ConvAlgorithm::kGemm;
+    GemmOptions options;
+    options.parallel_for = parallel_for;
+    prepared->packed_.resize(static_cast<size_t>(geometry.group));
+    for (int64_t g = 0; g < geometry.group; ++g) {
+      prepared->packed_[g].Pack(false, m_per_group, rows, weights + g * m_per_group * rows, rows, options);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PreparedConvWeights> PrepareConvWeights(const ConvGeometry& geometry, const float* weights,
+                                                       const ParallelForFn& parallel_for) {
+  PreparedConvWeights prepared;
+  if (absl::Status status = PrepareConvWeightsInto(geometry, weights, /*per_call=*/false, parallel_for, &prepared);
+      !status.ok()) {
+    return status;
+  }
+  return prepared;
+}
+
+void ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias, float* y,
+                 const ParallelForFn& parallel_for) {
+  const ConvGeometry& geo = prepared.geometry_;
+  const Window3d& w = geo.window;
+  const int64_t pixels = w.out_size();
+  if (batch == 0) return;
+  switch (prepared.algorithm_) {
+    case ConvAlgorithm::kEmpty:
+      return;
+    case ConvAlgorithm::kBiasOnly:
+      for (int64_t nm = 0; nm < batch * geo.out_channels; ++nm) {
+        std::fill_n(y + nm * pixels, pixels, bias != nullptr ? bias[nm % geo.out_channels] : 0.0f);
+      }
+      return;
+    case ConvAlgorithm::kDepthwise: {
+      const CpuIsa isa = ActiveCpuIsa();
+      const int64_t m_per_group = geo.out_channels / geo.group;
+      RunParallelFor(parallel_for, batch * geo.out_channels, 2 * pixels * w.taps(), [&](int64_t begin, int64_t end) {
+        for (int64_t nm = begin; nm < end; ++nm) {
+          const int64_t n = nm / geo.out_channels, m = nm % geo.out_channels;
+          DepthwiseConvPlane(w, x + (n * geo.channels + m / m_per_group) * w.in_size(), prepared.raw_ + m * w.taps(),
+                             bias != nullptr ? bias[m] : 0.0f, y + nm * pixels, isa);
+        }
+      });
+      return;
+    }
+    case ConvAlgorithm::kWinograd:
+      WinogradConvPacked(w, prepared.winograd_tile_, batch, geo.channels, geo.out_channels, prepared.packed_, x, bias,
+                         y, parallel_for);
+      return;
+    case ConvAlgorithm::kDirect:
+      DirectConv(w, batch, geo.channels, geo.out_channels, geo.group, x, prepared.raw_, bias, y, parallel_for);
+      return;
+    case ConvAlgorithm::kGemm: {
+      const int64_t units = batch * geo.group;
+      const int64_t unit_macs = (geo.out_channels / geo.group) * (geo.channels / geo.group) * w.taps() * pixels;
+      if (units >= 4 || (units >= 2 && unit_macs < kSmallUnitMacs)) {
+        RunParallelFor(parallel_for, units, unit_macs, [&](int64_t begin, int64_t end) {
+          for (int64_t u = begin; u < end; ++u) {
+            RunGemmUnit(geo, prepared.packed_[u % geo.group], x, bias, y, u / geo.group, u % geo.group, GemmOptions{});
+          }
+        });
+      } else {
+        GemmOptions threaded;
+        threaded.parallel_for = parallel_for;
+        for (int64_t u = 0; u < units; ++u) {
+          RunGemmUnit(geo, prepared.packed_[u % geo.group], x, bias, y, u / geo.group, u % geo.group, threaded);
+        }
+      }
+      return;
+    }
+  }
+}
+
+}  // namespace tsr

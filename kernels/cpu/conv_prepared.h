@@ -1,0 +1,99 @@
+// Convolution weights prepared once, for inference with constant weights: the
+// algorithm picked for the shape (depthwise, Winograd, direct, or (implicit) GEMM)
+// and the weights in the form it consumes -- each group's weights packed as the
+// GEMM's A operand, or Winograd's transformed weights packed per xi -- so that a
+// forward pass does none of that work. The compiler's layout pass prepares constant
+// weights at compile time; the cpu Conv kernel (conv_kernels.cc) prepares per call
+// into a reused object and runs the same ConvForward, so both paths compute exactly
+// the same floats wherever they pick the same algorithm (they differ only where
+// Winograd pays off on weights transformed once but not on every call).
+//
+// Prepared weights are immutable: any number of threads may run ConvForward on
+// one object at once. They are made for the ISA active when prepared
+// (ActiveCpuIsa()), which must still be available when they are used.
+#ifndef TESSERA_KERNELS_CPU_CONV_PREPARED_H_
+#define TESSERA_KERNELS_CPU_CONV_PREPARED_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kernels/cpu/conv_window.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/kernel.h"
+
+namespace tsr {
+
+// Everything about a convolution except its batch size and its data: NCHW-style
+// (channels first) input [N, channels, window.in...], weights [out_channels,
+// channels / group, window.kernel...], output [N, out_channels, window.out...].
+struct ConvGeometry {
+  Window3d window;
+  int64_t channels = 0;
+  int64_t out_channels = 0;
+  int64_t group = 1;
+};
+
+enum class ConvAlgorithm {
+  kEmpty,      // no output elements
+  kBiasOnly,   // no input channels or taps: the output is the bias
+  kDepthwise,  // conv_depthwise.h
+  kWinograd,   // conv_winograd.h
+  kDirect,     // conv_direct.h
+  kGemm,       // per (image, group) GEMM: pointwise, strided pointwise or implicit im2col
+};
+
+class PreparedConvWeights {
+ public:
+  PreparedConvWeights() = default;
+  PreparedConvWeights(PreparedConvWeights&&) = default;
+  PreparedConvWeights& operator=(PreparedConvWeights&&) = default;
+
+  const ConvGeometry& geometry() const { return geometry_; }
+  ConvAlgorithm algorithm() const { return algorithm_; }
+  int winograd_tile() const { return winograd_tile_; }
+
+ private:
+  friend absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* weights, bool per_call,
+                                             const ParallelForFn& parallel_for, PreparedConvWeights* prepared);
+  friend void ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias,
+                          float* y, const ParallelForFn& parallel_for);
+
+  ConvGeometry geometry_;
+  ConvAlgorithm algorithm_ = ConvAlgorithm::kEmpty;
+  int winograd_tile_ = 0;
+  // kGemm: one per group; kWinograd: one per xi.
+  std::vector<SgemmPackedA> packed_;
+  // kDepthwise and kDirect consume the weights as given: either a copy (owned_) or
+  // the caller's array (borrowed); raw_ points at whichever.
+  std::vector<float> owned_;
+  const float* raw_ = nullptr;
+};
+
+// Prepares `weights` ([out_channels, channels / group, kernel...]) for `geometry`,
+// copying whatever it keeps: the caller's array may be freed afterwards.
+// parallel_for (null: inline) splits the preparation. InvalidArgument when the
+// geometry is inconsistent (group < 1, channels or out_channels not divisible by it,
+// negative sizes, a zero stride or dilation).
+absl::StatusOr<PreparedConvWeights> PrepareConvWeights(const ConvGeometry& geometry, const float* weights,
+                                                       const ParallelForFn& parallel_for = nullptr);
+
+// The same into an existing object, reusing its memory. With `per_call` (the Conv
+// kernel's preparation on every call), the algorithm is chosen counting the
+// preparation's cost as part of one call (so Winograd needs more tiles to pay off),
+// and depthwise and direct weights are borrowed, not copied: `weights` must then
+// outlive every ConvForward on *prepared.
+absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* weights, bool per_call,
+                                    const ParallelForFn& parallel_for, PreparedConvWeights* prepared);
+
+// y = conv(x, weights) + bias for `batch` images: x [batch, channels, window.in...],
+// y [batch, out_channels, window.out...] (both dense, channels first), bias
+// [out_channels] or null. parallel_for (null: inline) splits the work; the results
+// do not depend on the split.
+void ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias, float* y,
+                 const ParallelForFn& parallel_for = nullptr);
+
+}  // namespace tsr
+
+#endif  // TESSERA_KERNELS_CPU_CONV_PREPARED_H_
