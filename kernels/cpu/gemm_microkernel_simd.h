@@ -53,12 +53,26 @@ struct SimdMicroKernel {
   // kPackB: B is read from a row-major matrix (row p at b + p * ldb, all kNr columns
   // present) and each row is also written to the packed strip b_dst, so the first
   // micro-tile of a strip packs it while computing; the arithmetic is the same.
-  template <bool kPackB>
+  // Only the first kRows (>= m_eff) rows of the tile are computed: a strip of A is
+  // always kMr rows wide (zero padded), but the last strip of an M that is not a
+  // multiple of kMr (128 = 21 * 6 + 2) need not pay for the padding rows. Each element
+  // sees the same operations whatever kRows.
+  template <bool kPackB, int kRows>
   static inline void Run(int64_t kc, const float* a, const float* b, int64_t ldb, float* b_dst, float* c, int64_t ldc,
                          int m_eff, int n_eff, float alpha, float beta, bool first) {
-    T acc[kMr][2];
+    // C is written (and, after the first kc block, read) only after the kc loop: ask
+    // for its rows now so that they arrive from L2/L3 while the FMAs run instead of
+    // stalling the stores. A prefetch never faults, but stay inside the tile anyway.
 #pragma GCC unroll 16
-    for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = V::Zero();
+    for (int i = 0; i < kRows; ++i) {
+      if (i < m_eff) {
+        _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(c + i * ldc + n_eff - 1), _MM_HINT_T0);
+      }
+    }
+    T acc[kRows][2];
+#pragma GCC unroll 16
+    for (int i = 0; i < kRows; ++i) acc[i][0] = acc[i][1] = V::Zero();
 #pragma GCC unroll 4
     for (int64_t p = 0; p < kc; ++p) {
       T b0, b1;
@@ -79,7 +93,7 @@ struct SimdMicroKernel {
         b += kNr;
       }
 #pragma GCC unroll 16
-      for (int i = 0; i < kMr; ++i) {
+      for (int i = 0; i < kRows; ++i) {
         const T ai = V::Broadcast(a + i);
         acc[i][0] = V::Fma(ai, b0, acc[i][0]);
         acc[i][1] = V::Fma(ai, b1, acc[i][1]);
@@ -89,10 +103,12 @@ struct SimdMicroKernel {
     const T va = V::Set1(alpha);
     const T vb = V::Set1(beta);
     const bool beta_zero = beta == 0.0f;
-    if (m_eff == kMr && n_eff == kNr) {
+    if constexpr (kRows == kMr) {
+      if (m_eff == kMr && n_eff == kNr) {
 #pragma GCC unroll 16
-      for (int i = 0; i < kMr; ++i) StoreRow(c + i * ldc, acc[i][0], acc[i][1], va, vb, beta_zero, first);
-      return;
+        for (int i = 0; i < kMr; ++i) StoreRow(c + i * ldc, acc[i][0], acc[i][1], va, vb, beta_zero, first);
+        return;
+      }
     }
     // Edge tile: the same vector operations into a scratch tile, then copy the corner.
     alignas(64) float tile[kMr][kNr] = {};
@@ -100,20 +116,36 @@ struct SimdMicroKernel {
       for (int j = 0; j < n_eff; ++j) tile[i][j] = c[i * ldc + j];
     }
 #pragma GCC unroll 16
-    for (int i = 0; i < kMr; ++i) StoreRow(tile[i], acc[i][0], acc[i][1], va, vb, beta_zero, first);
+    for (int i = 0; i < kRows; ++i) StoreRow(tile[i], acc[i][0], acc[i][1], va, vb, beta_zero, first);
     for (int i = 0; i < m_eff; ++i) {
       for (int j = 0; j < n_eff; ++j) c[i * ldc + j] = tile[i][j];
     }
   }
 
+  // Run with the fewest rows among kMr and the narrower instantiations that cover m_eff.
+  template <bool kPackB>
+  static inline void RunRows(int64_t kc, const float* a, const float* b, int64_t ldb, float* b_dst, float* c,
+                             int64_t ldc, int m_eff, int n_eff, float alpha, float beta, bool first) {
+    if constexpr (kMr > 2) {
+      if (m_eff <= 2) return Run<kPackB, 2>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+    }
+    if constexpr (kMr > 4) {
+      if (m_eff <= 4) return Run<kPackB, 4>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+    }
+    if constexpr (kMr > 8) {
+      if (m_eff <= 8) return Run<kPackB, 8>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+    }
+    Run<kPackB, kMr>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+  }
+
   static void Kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m_eff, int n_eff,
                      float alpha, float beta, bool first) {
-    Run<false>(kc, a, b, 0, nullptr, c, ldc, m_eff, n_eff, alpha, beta, first);
+    RunRows<false>(kc, a, b, 0, nullptr, c, ldc, m_eff, n_eff, alpha, beta, first);
   }
 
   static void KernelPackB(int64_t kc, const float* a, const float* b, int64_t ldb, float* b_dst, float* c, int64_t ldc,
                           int m_eff, int n_eff, float alpha, float beta, bool first) {
-    Run<true>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+    RunRows<true>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
   }
 };
 

@@ -189,6 +189,22 @@ TEST(SgemmTest, MatchesTripleLoopAtEveryIsa) {
   }
 }
 
+// Every height of the last row strip (the micro-kernels compute only as many rows of
+// a partial strip as needed): m = 1..30 covers every remainder of the AVX2 (6) and
+// AVX-512 (14) tiles, k = 300 more than one depth block (the later blocks accumulate
+// into C), n = 37 full and partial column strips, each entry point that packs A.
+TEST(SgemmTest, EveryRowTailOfTheMicroTile) {
+  for (CpuIsa isa : SupportedIsas()) {
+    uint32_t seed = 500;
+    for (int64_t m = 1; m <= 30; ++m) {
+      for (Entry entry : {Entry::kPlain, Entry::kPackedA, Entry::kBPacker}) {
+        const bool trans_a = m % 2 == 0;
+        CheckSgemm({trans_a, false, m, 37, 300, 1.5f, m % 3 == 0 ? 0.0f : 0.5f, 1, entry}, isa, seed++);
+      }
+    }
+  }
+}
+
 TEST(SgemmTest, LargeAndOddShapesWithAlphaBetaAndStrides) {
   const Case cases[] = {
       {false, false, 1023, 17, 33, 1.0f, 0.0f, 0},
