@@ -26,6 +26,8 @@ if [[ "$ctest_total" -eq 0 ]]; then ctest_failed=1; fi
 ctest_passed=$((ctest_total - ctest_failed))
 
 echo "== kernel and runtime tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+# The same ccache settings as scripts/build.sh (objects shared between checkouts).
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}" CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-12G}"
 ASAN_DIR="$ROOT/build-asan"
 ASAN_LOG="$(mktemp)"
 asan_passed=0
