@@ -1,0 +1,549 @@
+// Whole-model inference latency of the five real models — MLP and LeNet at batch 64,
+// ResNet-18, MobileNetV2 and a GPT-2 block (seq 128) at batch 1 — on Tessera's cpu
+// device, side by side with ONNX Runtime (all graph optimizations on; the bar),
+// PyTorch, JAX/XLA and IREE on the same models, weights, input and thread counts,
+// measured in the same run.
+//
+//   inference_bench --models mlp,lenet,resnet18,mobilenet_v2,gpt_block --threads 1,2
+//       --warmup 5 --repetitions 20 --rounds 3 [--peers ort,pytorch,jax,iree] [--json out.json]
+//
+// bench/peer_inference.py exports each model with PyTorch (scripts/onnx_zoo_models.py's
+// definitions and seeds) to ONNX at the bench batch in a temporary folder; Tessera
+// imports it (graph/onnx) and runs it through a Session with --threads workers. Every
+// peer runs in its own Python process per model and thread count (thread pools are
+// sized when the libraries load); see bench/peer_inference.py for each peer's settings
+// and how honest its thread limit is. A peer that is not installed, or cannot run a
+// model, shows "-" and the reason. Peers get OMP_WAIT_POLICY=PASSIVE (unless already
+// set): on a shared machine spinning OpenMP workers distort the figures.
+//
+// Correctness first: Tessera's output must match ONNX Runtime's (PyTorch's when ORT is
+// not run) to max|diff| / max|ref| <= 1e-4, and each peer's must match PyTorch's; a
+// wrong answer gets no time. Reported per model and thread count: the median latency
+// (wall and process CPU) over --repetitions runs after --warmup, the median of those
+// over --rounds (the rounds interleave all cases, so a slow minute of a loaded machine
+// touches every system alike), the ratio Tessera / ORT, achieved GFLOP/s (the graph's
+// FLOP estimate, graph/builder/model_summary.h, over the wall time) and Tessera's peak
+// memory during a run (the device allocator's statistics, RunMetadata::peak_bytes).
+//
+// --tessera-mode: `interpret` (the runtime Session's executor, today's only path). The
+// compiled path of issue 6 will be added as `compiled`, one more Tessera column.
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/types/span.h"
+#include "bench/bench_util.h"
+#include "graph/builder/model_summary.h"
+#include "graph/onnx/onnx_importer.h"
+#include "graph/status_macros.h"
+#include "runtime/npy.h"
+#include "runtime/session.h"
+#include "tools/flag_parser.h"
+
+#ifndef TESSERA_PEER_INFERENCE_SCRIPT
+#define TESSERA_PEER_INFERENCE_SCRIPT "bench/peer_inference.py"
+#endif
+#ifndef TESSERA_BENCH_PYTHON
+#define TESSERA_BENCH_PYTHON "build/bench-venv/bin/python3"
+#endif
+
+namespace tsr {
+namespace {
+
+constexpr double kTolerance = 1e-4;
+const char* const kAllModels[] = {"mlp", "lenet", "resnet18", "mobilenet_v2", "gpt_block"};
+const char* const kAllPeers[] = {"ort", "pytorch", "jax", "iree"};
+
+struct BenchOptions {
+  std::vector<std::string> models;
+  std::vector<int> threads;
+  std::vector<std::string> peers;
+  int64_t warmup = 5;
+  int64_t repetitions = 20;
+  int64_t rounds = 1;
+  std::string tessera_mode = "interpret";
+  std::string python;         // runs the peers
+  std::string export_python;  // runs the export (Debian's torch with Debian's onnx)
+  std::string script = TESSERA_PEER_INFERENCE_SCRIPT;
+  std::string json;
+  bool keep = false;
+};
+
+// The issue's batch sizes: the small models at a training-size batch, the rest at 1.
+int64_t BatchOf(const std::string& model) { return model == "mlp" || model == "lenet" ? 64 : 1; }
+
+absl::StatusOr<std::string> RunCommand(const std::string& command, int* exit_status) {
+  FILE* pipe = popen(absl::StrCat(command, " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return absl::InternalError(absl::StrCat("cannot start: ", command));
+  std::string output;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) output.append(buffer, n);
+  *exit_status = pclose(pipe);
+  return output;
+}
+
+std::string LastLine(const std::string& text) {
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipWhitespace());
+  return lines.empty() ? "(no output)" : lines.back();
+}
+
+// The first `n` CPUs this process may run on, as taskset's list ("0,1").
+std::string FirstCpus(int n) {
+  cpu_set_t set;
+  std::vector<std::string> cpus;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return "0";
+  for (int cpu = 0; cpu < CPU_SETSIZE && static_cast<int>(cpus.size()) < n; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) cpus.push_back(absl::StrCat(cpu));
+  }
+  return absl::StrJoin(cpus, ",");
+}
+
+// max |got - ref| / max |ref| over the whole output (the zoo test's measure: the error
+// relative to the output's scale); infinity for a shape mismatch or a NaN.
+double RelativeError(const Tensor& got, const Tensor& ref) {
+  if (got.num_elements() != ref.num_elements()) return INFINITY;
+  double max_diff = 0, max_ref = 0;
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    const double diff = std::abs(got.GetAsDouble(i) - ref.GetAsDouble(i));
+    if (std::isnan(diff)) return INFINITY;
+    max_diff = std::max(max_diff, diff);
+    max_ref = std::max(max_ref, std::abs(ref.GetAsDouble(i)));
+  }
+  return max_ref > 0 ? max_diff / max_ref : (max_diff > 0 ? INFINITY : 0);
+}
+
+// One system's figures for one model and thread count.
+struct SystemResult {
+  std::vector<bench::TimeSample> ms;  // per round: the median over the repetitions
+  std::string unavailable;            // why there is no time, when there is none
+  std::string version;
+  std::optional<bench::TimeSample> Median() const {
+    if (ms.empty()) return std::nullopt;
+    std::vector<double> wall, cpu;
+    for (const bench::TimeSample& s : ms) wall.push_back(s.wall), cpu.push_back(s.cpu);
+    return bench::TimeSample{bench::Median(wall), bench::Median(cpu)};
+  }
+};
+
+struct Case {
+  std::string model;
+  int threads = 1;
+  std::string dir;  // the exported model, input and reference outputs
+  int64_t flops = 0;
+  int64_t peak_bytes = 0;
+  double tessera_error = 0;
+  std::string reference;  // what Tessera's output was checked against
+  std::unique_ptr<Session> session;
+  std::string input_name, output_name;
+  Tensor input;
+  SystemResult tessera;
+  std::map<std::string, SystemResult> peers;
+};
+
+absl::Status Export(const BenchOptions& o, const std::string& model, const std::string& dir) {
+  const std::string command = absl::StrFormat("%s %s export --model %s --batch %d --out %s", o.export_python, o.script,
+                                              model, BatchOf(model), dir);
+  int status = 0;
+  TSR_ASSIGN_OR_RETURN(std::string output, RunCommand(command, &status));
+  if (status != 0 || !absl::StrContains(output, "EXPORTED ")) {
+    return absl::InternalError(absl::StrCat("`", command, "` failed (exit status ", status, "): ", LastLine(output)));
+  }
+  return absl::OkStatus();
+}
+
+// Runs one peer on one case; records a time or the reason there is none.
+void RunPeer(const BenchOptions& o, const std::string& peer, Case& c) {
+  SystemResult& r = c.peers[peer];
+  if (!r.unavailable.empty()) return;  // a peer that could not run once is not retried
+  std::string env =
+      absl::StrFormat("OMP_NUM_THREADS=%d OPENBLAS_NUM_THREADS=%d MKL_NUM_THREADS=%d", c.threads, c.threads, c.threads);
+  if (getenv("OMP_WAIT_POLICY") == nullptr) absl::StrAppend(&env, " OMP_WAIT_POLICY=PASSIVE");
+  std::string prefix;
+  if (peer == "jax") {
+    // XLA's CPU backend has no thread-count option: one thread by turning off its
+    // multi-threaded Eigen; any count by the CPUs the process may use (taskset).
+    if (c.threads == 1) {
+      absl::StrAppend(&env, " XLA_FLAGS='--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1'");
+    }
+    if (system("command -v taskset >/dev/null 2>&1") == 0) prefix = absl::StrCat("taskset -c ", FirstCpus(c.threads));
+  }
+  const std::string command =
+      absl::StrFormat("%s %s %s %s run --peer %s --model %s --dir %s --threads %d --warmup %d --repetitions %d", env,
+                      prefix, o.python, o.script, peer, c.model, c.dir, c.threads, o.warmup, o.repetitions);
+  int status = 0;
+  absl::StatusOr<std::string> output = RunCommand(command, &status);
+  if (!output.ok()) {
+    r.unavailable = std::string(output.status().message());
+    return;
+  }
+  for (absl::string_view line : absl::StrSplit(*output, '\n')) {
+    if (absl::ConsumePrefix(&line, "UNAVAILABLE ")) {
+      std::pair<absl::string_view, absl::string_view> kv = absl::StrSplit(line, absl::MaxSplits(" reason=", 1));
+      r.unavailable = std::string(kv.second);
+      return;
+    }
+    if (!absl::ConsumePrefix(&line, "RESULT ")) continue;
+    std::map<std::string, std::string> fields;
+    for (absl::string_view field : absl::StrSplit(line, ' ', absl::SkipEmpty())) {
+      std::pair<std::string, std::string> kv = absl::StrSplit(field, absl::MaxSplits('=', 1));
+      fields[kv.first] = kv.second;
+    }
+    bench::TimeSample s;
+    if (!absl::SimpleAtod(fields["median_ms"], &s.wall) || !absl::SimpleAtod(fields["median_cpu_ms"], &s.cpu)) {
+      r.unavailable = absl::StrCat("malformed RESULT line: ", line);
+      return;
+    }
+    r.ms.push_back(s);
+    r.version = fields["version"];
+    return;
+  }
+  r.unavailable = absl::StrCat("no RESULT line (exit status ", status, "): ", LastLine(*output));
+}
+
+// Imports the model and creates its session; the FLOP estimate and the input.
+absl::Status PrepareTessera(Case& c) {
+  TSR_ASSIGN_OR_RETURN(ImportedModel model, ImportOnnxModel(c.dir + "/model.onnx"));
+  if (model.input_names.size() != 1 || model.output_names.size() != 1) {
+    return absl::InternalError(absl::StrCat(c.model, ": expected one input and one output"));
+  }
+  c.input_name = model.input_names[0];
+  c.output_name = model.output_names[0];
+  TSR_ASSIGN_OR_RETURN(ModelSummary summary, SummarizeModel(model.graph));
+  // EstimateFlops counts a symbolic batch dim as 1; the export's shapes are static.
+  c.flops = summary.flops;
+  if (!summary.inputs.empty() && !summary.inputs[0].type.shape.is_static()) c.flops *= BatchOf(c.model);
+  TSR_ASSIGN_OR_RETURN(c.session, Session::Create(std::move(model.graph), {.num_threads = c.threads}));
+  TSR_ASSIGN_OR_RETURN(c.input, ReadNpy(c.dir + "/input.npy"));
+  return absl::OkStatus();
+}
+
+// Checks Tessera's output, then times it; a wrong answer is recorded, not timed.
+absl::Status RunTessera(const BenchOptions& o, Case& c) {
+  if (!c.tessera.unavailable.empty()) return absl::OkStatus();
+  const std::vector<std::pair<std::string, Tensor>> feeds = {{c.input_name, c.input}};
+  if (c.tessera.ms.empty()) {
+    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, c.session->Run(feeds, {c.output_name}));
+    const bool have_ort = std::filesystem::exists(c.dir + "/ort_output.npy");
+    c.reference = have_ort ? "onnxruntime" : "pytorch";
+    TSR_ASSIGN_OR_RETURN(Tensor ref, ReadNpy(c.dir + (have_ort ? "/ort_output.npy" : "/expected.npy")));
+    c.tessera_error = RelativeError(out[0], ref);
+    c.tessera.version = o.tessera_mode;
+    if (!(c.tessera_error <= kTolerance)) {
+      c.tessera.unavailable =
+          absl::StrFormat("wrong answer: max|diff|/max|%s| = %.3g > %g", c.reference, c.tessera_error, kTolerance);
+      return absl::OkStatus();
+    }
+    RunMetadata metadata;
+    TSR_RETURN_IF_ERROR(c.session->Run(feeds, {c.output_name}, &metadata).status());
+    c.peak_bytes = metadata.peak_bytes;
+  }
+  absl::Status status;
+  const std::vector<bench::TimeSample> runs =
+      bench::TimeRepeatedly(static_cast<int>(o.warmup), static_cast<int>(o.repetitions), [&] {
+        absl::StatusOr<std::vector<Tensor>> out = c.session->Run(feeds, {c.output_name});
+        if (!out.ok()) status.Update(out.status());
+      });
+  TSR_RETURN_IF_ERROR(status);
+  c.tessera.ms.push_back(bench::MedianOf(runs).Scaled(1e3));
+  return absl::OkStatus();
+}
+
+std::string Ms(const std::optional<bench::TimeSample>& t, bool cpu) {
+  if (!t.has_value()) return "-";
+  return absl::StrFormat("%.3f", cpu ? t->cpu : t->wall);
+}
+
+// "wall/cpu": FLOPs per second of wall time, and per second of process CPU time (what
+// the threads achieved while they ran: robust against other processes taking cores).
+std::string Gflops(const Case& c, const std::optional<bench::TimeSample>& t) {
+  if (!t.has_value() || t->wall <= 0 || t->cpu <= 0) return "-";
+  const double flops = static_cast<double>(c.flops);
+  return absl::StrFormat("%.1f/%.1f", flops / (t->wall * 1e6), flops / (t->cpu * 1e6));
+}
+
+std::string Ratio(const std::optional<bench::TimeSample>& ours, const std::optional<bench::TimeSample>& peer,
+                  bool cpu) {
+  if (!ours.has_value() || !peer.has_value()) return "-";
+  return absl::StrFormat("%.2f", cpu ? ours->cpu / peer->cpu : ours->wall / peer->wall);
+}
+
+// A left-aligned text table.
+std::string FormatTable(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()));
+    for (size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) absl::StrAppend(&line, absl::StrFormat("%-*s  ", width[i], row[i]));
+    absl::StrAppend(&out, absl::StripTrailingAsciiWhitespace(line), "\n");
+  }
+  return out;
+}
+
+std::string JsonString(absl::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') out.push_back('\\');
+    if (static_cast<unsigned char>(ch) < 0x20) {
+      absl::StrAppendFormat(&out, "\\u%04x", ch);
+    } else {
+      out.push_back(ch);
+    }
+  }
+  return out + "\"";
+}
+
+std::string JsonSystem(const Case& c, const SystemResult& r) {
+  const std::optional<bench::TimeSample> t = r.Median();
+  if (!t.has_value()) return absl::StrCat("{\"unavailable\": ", JsonString(r.unavailable), "}");
+  return absl::StrFormat(
+      "{\"version\": %s, \"wall_ms\": %.4f, \"cpu_ms\": %.4f, \"gflops_wall\": %.3f, \"gflops_cpu\": %.3f}",
+      JsonString(r.version), t->wall, t->cpu, static_cast<double>(c.flops) / (t->wall * 1e6),
+      static_cast<double>(c.flops) / (t->cpu * 1e6));
+}
+
+absl::Status WriteJson(const BenchOptions& o, const std::vector<Case>& cases) {
+  std::vector<std::string> entries;
+  for (const Case& c : cases) {
+    std::string e = absl::StrFormat(
+        "  {\"model\": %s, \"batch\": %d, \"threads\": %d, \"flops\": %d, \"tessera_mode\": %s, "
+        "\"tessera_peak_bytes\": %d, \"tessera_rel_error\": %.3g, \"reference\": %s,\n   \"tessera\": %s",
+        JsonString(c.model), BatchOf(c.model), c.threads, c.flops, JsonString(o.tessera_mode), c.peak_bytes,
+        c.tessera_error, JsonString(c.reference), JsonSystem(c, c.tessera));
+    for (const auto& [peer, r] : c.peers) absl::StrAppend(&e, ",\n   ", JsonString(peer), ": ", JsonSystem(c, r));
+    entries.push_back(e + "}");
+  }
+  std::ofstream out(o.json);
+  out << "[\n" << absl::StrJoin(entries, ",\n") << "\n]\n";
+  if (!out) return absl::InternalError(absl::StrCat("cannot write ", o.json));
+  return absl::OkStatus();
+}
+
+void PrintReport(const BenchOptions& o, const std::vector<Case>& cases) {
+  std::cout << absl::StrFormat(
+      "\nInference latency, ms: median over %d round(s) of the median of %d runs after %d warm-up runs; Tessera "
+      "mode: %s. Ratio = tessera / ort (the bar; lower is better).\n",
+      o.rounds, o.repetitions, o.warmup, o.tessera_mode);
+  for (const bool cpu : {false, true}) {
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> header = {"model", "batch", "threads", "tessera"};
+    for (const std::string& p : o.peers) header.push_back(p);
+    header.push_back("ratio");
+    rows.push_back(header);
+    for (const Case& c : cases) {
+      std::vector<std::string> row = {c.model, absl::StrCat(BatchOf(c.model)), absl::StrCat(c.threads),
+                                      Ms(c.tessera.Median(), cpu)};
+      for (const std::string& p : o.peers) row.push_back(Ms(c.peers.at(p).Median(), cpu));
+      row.push_back(c.peers.count("ort") == 0 ? "-" : Ratio(c.tessera.Median(), c.peers.at("ort").Median(), cpu));
+      rows.push_back(row);
+    }
+    std::cout << (cpu ? "\nProcess CPU time (all threads), ms:\n" : "\nWall time, ms:\n") << FormatTable(rows);
+  }
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"model", "threads", "GFLOP", "tessera"};
+  for (const std::string& p : o.peers) header.push_back(p);
+  header.push_back("tessera peak memory");
+  rows.push_back(header);
+  for (const Case& c : cases) {
+    std::vector<std::string> row = {c.model, absl::StrCat(c.threads), absl::StrFormat("%.3f", c.flops / 1e9),
+                                    Gflops(c, c.tessera.Median())};
+    for (const std::string& p : o.peers) row.push_back(Gflops(c, c.peers.at(p).Median()));
+    row.push_back(c.tessera.ms.empty() ? "-" : FormatBytes(c.peak_bytes));
+    rows.push_back(row);
+  }
+  std::cout << "\nAchieved GFLOP/s, wall/cpu (the graph's FLOP estimate / median wall time, / median process CPU "
+               "time) and Tessera's peak run memory (device allocator, above the weights):\n"
+            << FormatTable(rows);
+  std::cout << "\nVersions and checks:\n";
+  std::map<std::string, std::string> versions;
+  for (const Case& c : cases) {
+    std::cout << absl::StrFormat("  %-12s threads %d: tessera %s\n", c.model, c.threads,
+                                 c.tessera.unavailable.empty()
+                                     ? absl::StrFormat("max|diff|/max|%s| = %.3g", c.reference, c.tessera_error)
+                                     : c.tessera.unavailable);
+    for (const auto& [peer, r] : c.peers) {
+      if (!r.unavailable.empty()) {
+        std::cout << absl::StrFormat("  %-12s threads %d: %s - (%s)\n", c.model, c.threads, peer, r.unavailable);
+      } else if (!r.version.empty()) {
+        versions[peer] = r.version;
+      }
+    }
+  }
+  for (const auto& [peer, version] : versions) std::cout << "  " << peer << " " << version << "\n";
+}
+
+absl::Status RunBench(const BenchOptions& o) {
+  char pattern[] = "/tmp/inference_bench_XXXXXX";
+  if (mkdtemp(pattern) == nullptr) return absl::InternalError("cannot create a temporary folder");
+  const std::string root = pattern;
+  std::vector<Case> cases;
+  for (const std::string& model : o.models) {
+    const std::string dir = absl::StrCat(root, "/", model);
+    std::cout << "exporting " << model << " (batch " << BatchOf(model) << ") to " << dir << std::endl;
+    TSR_RETURN_IF_ERROR(Export(o, model, dir));
+    for (int threads : o.threads) {
+      Case& c = cases.emplace_back();
+      c.model = model;
+      c.threads = threads;
+      c.dir = dir;
+      TSR_RETURN_IF_ERROR(PrepareTessera(c));
+      for (const std::string& p : o.peers) c.peers[p];
+    }
+  }
+  // Rounds on the outside, so that a slow minute of the shared machine touches every
+  // case and every system alike. The peers run first: ORT's output is Tessera's check.
+  for (int64_t round = 0; round < o.rounds; ++round) {
+    for (Case& c : cases) {
+      for (const std::string& p : o.peers) RunPeer(o, p, c);
+      TSR_RETURN_IF_ERROR(RunTessera(o, c));
+      std::string line = absl::StrFormat(
+          "round %d/%d %-12s threads %d: tessera %s", round + 1, o.rounds, c.model, c.threads,
+          c.tessera.ms.empty()
+              ? "-"
+              : absl::StrFormat("%.3f ms (cpu %.3f)", c.tessera.ms.back().wall, c.tessera.ms.back().cpu));
+      for (const std::string& p : o.peers) {
+        const SystemResult& r = c.peers.at(p);
+        absl::StrAppend(&line, ", ", p, " ",
+                        r.ms.size() == static_cast<size_t>(round + 1)
+                            ? absl::StrFormat("%.3f (cpu %.3f)", r.ms.back().wall, r.ms.back().cpu)
+                            : "-");
+      }
+      std::cout << line << std::endl;
+    }
+  }
+  PrintReport(o, cases);
+  if (!o.json.empty()) TSR_RETURN_IF_ERROR(WriteJson(o, cases));
+  if (o.keep) {
+    std::cout << "kept the exported models in " << root << "\n";
+  } else {
+    std::filesystem::remove_all(root);
+  }
+  return absl::OkStatus();
+}
+
+constexpr char kUsage[] =
+    "inference_bench [--models LIST] [--threads 1,2] [--peers ort,pytorch,jax,iree] [--warmup N]\n"
+    "                [--repetitions N] [--rounds N] [--tessera-mode interpret] [--json FILE] [--keep]\n"
+    "                [--python PATH] [--export-python PATH] [--script PATH]";
+
+absl::StatusOr<std::vector<std::string>> ParseList(const std::string& flag, const std::string& text,
+                                                   absl::Span<const char* const> known) {
+  std::vector<std::string> items = absl::StrSplit(text, ',', absl::SkipEmpty());
+  if (items.empty()) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": empty list"));
+  for (const std::string& item : items) {
+    bool found = false;
+    for (const char* k : known) found = found || item == k;
+    if (!found) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, ": unknown '", item, "' (known: ", absl::StrJoin(known, ","), ")"));
+    }
+  }
+  return items;
+}
+
+absl::Status ParseThreads(const std::string& text, std::vector<int>* threads) {
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    int t = 0;
+    if (!absl::SimpleAtoi(part, &t) || t < 1) {
+      return absl::InvalidArgumentError(absl::StrCat("--threads: '", part, "' is not a thread count >= 1"));
+    }
+    threads->push_back(t);
+  }
+  if (threads->empty()) return absl::InvalidArgumentError("--threads: no thread count given");
+  return absl::OkStatus();
+}
+
+absl::Status Validate(BenchOptions& o, const std::string& models, const std::string& threads, const std::string& peers,
+                      const std::vector<std::string>& positionals) {
+  if (!positionals.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument '", positionals.front(), "'"));
+  }
+  if (o.repetitions < 1 || o.rounds < 1 || o.warmup < 0) {
+    return absl::InvalidArgumentError("--repetitions and --rounds must be >= 1, --warmup >= 0");
+  }
+  if (o.tessera_mode != "interpret") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tessera-mode '", o.tessera_mode,
+        "': only 'interpret' (the runtime Session) exists today; 'compiled' comes with the compiled path"));
+  }
+  TSR_ASSIGN_OR_RETURN(o.models, ParseList("models", models, kAllModels));
+  if (peers != "none") {
+    TSR_ASSIGN_OR_RETURN(o.peers, ParseList("peers", peers, kAllPeers));
+  }
+  if (o.python.empty()) o.python = access(TESSERA_BENCH_PYTHON, X_OK) == 0 ? TESSERA_BENCH_PYTHON : "/usr/bin/python3";
+  return ParseThreads(threads, &o.threads);
+}
+
+int Main(int argc, char** argv) {
+  BenchOptions o;
+  o.export_python = "/usr/bin/python3";
+  std::string models = "mlp,lenet,resnet18,mobilenet_v2,gpt_block", threads = "1,2", peers = "ort,pytorch,jax,iree";
+  cli::FlagParser flags;
+  flags.AddString("models", '\0', "LIST", &models, "comma-separated: mlp,lenet,resnet18,mobilenet_v2,gpt_block (all)");
+  flags.AddString("threads", '\0', "LIST", &threads, "comma-separated thread counts (default 1,2)");
+  flags.AddString("peers", '\0', "LIST", &peers, "comma-separated: ort,pytorch,jax,iree (default all), or none");
+  flags.AddInt("warmup", '\0', "N", &o.warmup, "untimed runs before the timed ones, each system (default 5)");
+  flags.AddInt("repetitions", '\0', "N", &o.repetitions, "timed runs per round, each system (default 20)");
+  flags.AddInt("rounds", '\0', "N", &o.rounds, "measurements of every case, interleaved; medians (default 1)");
+  flags.AddString("tessera-mode", '\0', "MODE", &o.tessera_mode,
+                  "interpret: the runtime Session (today's only mode; 'compiled' will be added)");
+  flags.AddString("json", '\0', "FILE", &o.json, "also write the figures as JSON");
+  flags.AddBool("keep", '\0', &o.keep, "keep the exported models (the folder is printed)");
+  flags.AddString("python", '\0', "PATH", &o.python,
+                  "the Python that runs the peers (default " TESSERA_BENCH_PYTHON
+                  " when present, else /usr/bin/python3)");
+  flags.AddString("export-python", '\0', "PATH", &o.export_python,
+                  "the Python with Debian's torch that exports the models (default /usr/bin/python3)");
+  flags.AddString("script", '\0', "PATH", &o.script, "bench/peer_inference.py");
+  absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(std::vector<std::string>(argv + 1, argv + argc));
+  if (flags.help_requested()) {
+    std::cout << kUsage
+              << "\n\nTimes whole-model inference of the five real models on Tessera against ONNX Runtime, PyTorch,\n"
+                 "JAX/XLA and IREE (scripts/install_bench_deps.sh installs them into build/bench-venv).\n\n"
+              << flags.Help();
+    return 0;
+  }
+  absl::Status status = positionals.status();
+  if (status.ok()) status = Validate(o, models, threads, peers, *positionals);
+  if (!status.ok()) {
+    std::cerr << "inference_bench: " << status.message() << "\nusage: " << kUsage << "\n";
+    return 2;
+  }
+  status = RunBench(o);
+  if (!status.ok()) {
+    std::cerr << "inference_bench: " << status.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace tsr
+
+int main(int argc, char** argv) { return tsr::Main(argc, argv); }
