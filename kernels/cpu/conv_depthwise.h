@@ -1,8 +1,11 @@
 // Direct depthwise convolution (group == input channels) over one or two spatial
-// dimensions: each output plane is a weighted sum of shifted rows of its single
-// input plane, accumulated one tap at a time along whole output rows so the inner
-// loop is a contiguous (or strided) multiply-add the vector units take directly.
-// A GEMM would have one row per group here and run at a fraction of its speed.
+// dimensions, one output plane at a time from its single input plane. With AVX2 and
+// a W stride of 1 or 2, the plane is copied once into a zero-padded scratch (for
+// stride 2 split into even and odd columns) and every output row runs one vector
+// loop, eight columns per register, over blocks of 4 rows x 16 columns with the sums
+// in registers. Otherwise each tap is accumulated along whole output rows, so the
+// inner loop is a contiguous (or strided) multiply-add. A GEMM would have one row
+// per group here and run at a fraction of the speed.
 #ifndef TESSERA_KERNELS_CPU_CONV_DEPTHWISE_H_
 #define TESSERA_KERNELS_CPU_CONV_DEPTHWISE_H_
 

@@ -1,5 +1,6 @@
-// AVX2 + FMA inner loop of the depthwise Conv (compiled with -mavx2 -mfma; called
-// only when ActiveCpuIsa() allows it).
+// AVX2 + FMA loops of the depthwise Conv (compiled with -mavx2 -mfma; called only
+// when ActiveCpuIsa() allows it): the row-wise loops for W strides above 2, then the
+// padded-plane kernel used for strides 1 and 2.
 #include <immintrin.h>
 
 #include "kernels/cpu/conv_depthwise_row.h"
@@ -79,6 +80,149 @@ void DepthwiseRowAvx2(const DepthwiseRowSpan& s, float* y) {
     return;
   }
   for (; j < s.n; j += 8) DepthwiseGroups<1>(s, j + 8 <= s.n ? j : s.n - 8, lane_offsets, y);
+}
+
+}  // namespace tsr
+
+namespace tsr {
+
+namespace {
+
+// The first `count` (may be < 0 or > 8) lanes as all-ones, the rest zero: for
+// masked loads (which read nothing, and give zero, in the other lanes) and stores.
+inline __m256i LaneMask(int64_t count) {
+  const int64_t clamped = count < 0 ? 0 : (count > 8 ? 8 : count);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(clamped)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Even and odd elements of x[0, 16), reading only x[0, n).
+inline void Deinterleave16(const float* x, int64_t n, __m256& even, __m256& odd) {
+  const __m256 a = n >= 8 ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, LaneMask(n));
+  const __m256 b = n >= 16 ? _mm256_loadu_ps(x + 8) : _mm256_maskload_ps(x + 8, LaneMask(n - 8));
+  // Per 128-bit lane: a0 a2 b0 b2 (even) and a1 a3 b1 b3 (odd); then the 64-bit
+  // pairs reordered into x order.
+  even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
+                                                _MM_SHUFFLE(3, 1, 2, 0)));
+  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))),
+                                               _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+// Row r of the padded copy: input row r - pad_top, shifted right by pad_left, zeros
+// around it; with stride 2 deinterleaved into even and odd padded columns. Vector
+// loads and stores only (whole input rows in blocks of 8 or 16, the last one masked,
+// its zero lanes landing on padding): library memcpy calls cost more than the copy on
+// these short rows. The zeros are written only when not already there.
+void FillPaddedRows(const DepthwisePaddedPlane& p) {
+  if (!p.zeros_present) {
+    const __m256 zero = _mm256_setzero_ps();
+    for (int64_t i = 0; i < p.rows * p.row_stride; i += 8) _mm256_storeu_ps(p.scratch + i, zero);
+  }
+  // Input rows only: the others stay zero.
+  const int64_t r_begin = p.pad_top, r_end = p.pad_top + p.in_h < p.rows ? p.pad_top + p.in_h : p.rows;
+  for (int64_t r = r_begin; r < r_end; ++r) {
+    float* dst = p.scratch + r * p.row_stride;
+    const float* src = p.x + (r - p.pad_top) * p.in_w;
+    if (p.stride_w == 1) {
+      float* out = dst + p.pad_left;
+      int64_t i = 0;
+      for (; i + 8 <= p.in_w; i += 8) _mm256_storeu_ps(out + i, _mm256_loadu_ps(src + i));
+      if (i < p.in_w) _mm256_storeu_ps(out + i, _mm256_maskload_ps(src + i, LaneMask(p.in_w - i)));
+      continue;
+    }
+    // Padded column 2j + e is input column 2j + e - pad_left: with pad_left even the
+    // input's even (odd) columns are the padded even (odd) ones, shifted by
+    // pad_left / 2; with pad_left odd they swap parity.
+    float* even_dst = dst + (p.pad_left % 2 == 0 ? p.pad_left / 2 : p.half + (p.pad_left - 1) / 2);
+    float* odd_dst = dst + (p.pad_left % 2 == 0 ? p.half + p.pad_left / 2 : (p.pad_left + 1) / 2);
+    for (int64_t i = 0; 2 * i < p.in_w; i += 8) {
+      __m256 even, odd;
+      Deinterleave16(src + 2 * i, p.in_w - 2 * i, even, odd);
+      _mm256_storeu_ps(even_dst + i, even);
+      _mm256_storeu_ps(odd_dst + i, odd);
+    }
+  }
+}
+
+// Stores the first `count` (1 to 8) lanes of v.
+inline void StorePartial(float* y, __m256 v, int64_t count) {
+  if (count >= 8) {
+    _mm256_storeu_ps(y, v);
+    return;
+  }
+  _mm256_maskstore_ps(y, LaneMask(count), v);
+}
+
+// Outputs [ow, ow + 8 * kVecs) of output rows [oh, oh + kRows): kRows * kVecs
+// independent sums (so the multiply-adds overlap instead of waiting on one chain),
+// each accumulated in tap order. Lanes past out_w read padded columns and are not
+// stored. kKernel: the kernel's height and width when fixed at compile time (so the
+// tap loops unroll), or 0 for p.kernel_h x p.kernel_w.
+template <int kKernel, int kRows, int kVecs>
+inline void Block(const DepthwisePaddedPlane& p, int64_t oh, int64_t ow, float* y) {
+  __m256 sum[kRows][kVecs];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) sum[r][v] = _mm256_set1_ps(p.bias);
+  }
+  const int64_t row_step = p.stride_h * p.row_stride;
+  const int64_t kernel_h = kKernel > 0 ? kKernel : p.kernel_h, kernel_w = kKernel > 0 ? kKernel : p.kernel_w;
+#pragma GCC unroll 3
+  for (int64_t kh = 0; kh < kernel_h; ++kh) {
+    const float* rows = p.scratch + (oh * p.stride_h + kh * p.dilation_h) * p.row_stride + ow;
+#pragma GCC unroll 3
+    for (int64_t kw = 0; kw < kernel_w; ++kw) {
+      // Padded column ow * stride_w + t: column ow + t, or with stride 2 the even or
+      // odd column (ow + t / 2) of the deinterleaved row.
+      const int64_t t = kw * p.dilation_w;
+      const float* src = rows + (p.stride_w == 1 ? t : ((t & 1) != 0 ? p.half : 0) + (t >> 1));
+      const __m256 wk = _mm256_set1_ps(p.weights[kh * kernel_w + kw]);
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+        for (int v = 0; v < kVecs; ++v) {
+          sum[r][v] = _mm256_fmadd_ps(wk, _mm256_loadu_ps(src + r * row_step + 8 * v), sum[r][v]);
+        }
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < kVecs; ++v) {
+      StorePartial(y + (oh + r) * p.out_w + ow + 8 * v, sum[r][v], p.out_w - ow - 8 * v);
+    }
+  }
+}
+
+// Every column of output rows [oh, oh + kRows): sixteen at a time, then eight.
+template <int kKernel, int kRows>
+inline void RowBlock(const DepthwisePaddedPlane& p, int64_t oh, float* y) {
+  int64_t ow = 0;
+  for (; p.out_w - ow > 8; ow += 16) Block<kKernel, kRows, 2>(p, oh, ow, y);
+  if (ow < p.out_w) Block<kKernel, kRows, 1>(p, oh, ow, y);
+}
+
+template <int kKernel>
+void AllRows(const DepthwisePaddedPlane& p, float* y) {
+  int64_t oh = 0;
+  for (; oh + 4 <= p.out_h; oh += 4) RowBlock<kKernel, 4>(p, oh, y);
+  for (; oh < p.out_h; ++oh) RowBlock<kKernel, 1>(p, oh, y);
+}
+
+}  // namespace
+
+void DepthwisePaddedPlaneAvx2(const DepthwisePaddedPlane& plane, float* y) {
+  // A local copy the compiler can keep in registers: through the reference, every
+  // field would be reloaded after each (possibly aliasing) store.
+  const DepthwisePaddedPlane p = plane;
+  FillPaddedRows(p);
+  // 3x3 (MobileNet's and most depthwise layers) with its taps unrolled.
+  if (p.kernel_h == 3 && p.kernel_w == 3) {
+    AllRows<3>(p, y);
+  } else {
+    AllRows<0>(p, y);
+  }
 }
 
 }  // namespace tsr

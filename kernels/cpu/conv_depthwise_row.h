@@ -27,6 +27,33 @@ struct DepthwiseRowSpan {
 };
 void DepthwiseRowAvx2(const DepthwiseRowSpan& s, float* y);
 
+// One whole output plane through a zero-padded copy of its input, so that every
+// output column runs the same vector loop (no edge columns, no gathers):
+//   y[oh, ow] = bias + sum over kh < kernel_h, kw < kernel_w (in that order) of
+//               weights[kh * kernel_w + kw] * x[oh * stride_h - pad_top + kh * dilation_h,
+//                                               ow * stride_w - pad_left + kw * dilation_w]
+// with x zero outside [0, in_h) x [0, in_w). stride_w is 1 or 2. The caller sizes the
+// copy (see conv_depthwise.cc): `scratch` holds `rows` padded rows of `row_stride`
+// floats, a multiple of 8 covering both the padded columns the outputs read, [0,
+// round_up(out_w, 8) * stride_w + (kernel_w - 1) * dilation_w), and [0, pad_left +
+// round_up(in_w, 8)) (the fill's last block); with stride_w 2 each row holds its even
+// padded columns at [0, half) and its odd ones at [half, 2 * half) instead. The
+// padding's zeros lie at the same places for every plane of a layout: with
+// `zeros_present` the scratch already holds them (its last fill had this layout)
+// and only the input is copied.
+struct DepthwisePaddedPlane {
+  const float* x;
+  int64_t in_h, in_w, pad_top, pad_left;
+  const float* weights;
+  int64_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w;
+  int64_t out_h, out_w;
+  float bias;
+  float* scratch;
+  int64_t rows, row_stride, half;
+  bool zeros_present;
+};
+void DepthwisePaddedPlaneAvx2(const DepthwisePaddedPlane& p, float* y);
+
 }  // namespace tsr
 
 #endif  // TESSERA_KERNELS_CPU_CONV_DEPTHWISE_ROW_H_
