@@ -34,21 +34,10 @@
 #include "gtest/gtest.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
+#include "tests/models/onnx_zoo_export.h"
 
 namespace tsr {
 namespace {
-
-std::string Python() {
-  const char* env = std::getenv("TESSERA_PYTHON");
-  return env != nullptr ? env : "/usr/bin/python3";
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Runs the export script once for all tests into a temporary folder.
 class OnnxZooTest : public ::testing::TestWithParam<const char*> {
@@ -57,24 +46,9 @@ class OnnxZooTest : public ::testing::TestWithParam<const char*> {
     dir_ = new std::string(absl::StrCat(::testing::TempDir(), "/onnx_zoo_", ::getpid()));
     std::filesystem::remove_all(*dir_);
     std::filesystem::create_directories(*dir_);
-    const char* source = std::getenv("TESSERA_SOURCE_DIR");
-    if (source == nullptr) {
-      *setup_error_ = "TESSERA_SOURCE_DIR is not set (CTest sets it to the source tree; set it when running directly)";
-      return;
-    }
-    const std::string log = *dir_ + "/export.log";
-    if (std::system(absl::StrCat(Python(), " -c 'import torch, torchvision, numpy' >", log, " 2>&1").c_str()) != 0) {
-      *setup_error_ = absl::StrCat(Python(),
-                                   " cannot import torch and torchvision (install Debian's python3-torch and "
-                                   "python3-torchvision, or point $TESSERA_PYTHON at a Python that has them):\n",
-                                   ReadText(log));
-      return;
-    }
     const auto start = std::chrono::steady_clock::now();
-    const std::string command =
-        absl::StrCat(Python(), " ", source, "/scripts/onnx_zoo_models.py ", *dir_, " >", log, " 2>&1");
-    if (std::system(command.c_str()) != 0) {
-      *setup_error_ = absl::StrCat("the export failed: ", command, "\n", ReadText(log));
+    if (absl::Status exported = testing::ExportOnnxZoo(*dir_); !exported.ok()) {
+      *setup_error_ = std::string(exported.message());
       return;
     }
     std::printf("exported the zoo in %.1f s\n",

@@ -1,8 +1,11 @@
 // Graph -> tsr text -> Graph round trips: the example MLP and LeNet, their training graphs
 // (autodiff + optimizer updates of Variables), and the ResNet-18 ONNX model when present.
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -15,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "mlir/IR/MLIRContext.h"
 #include "tests/compiler/conversion/graph_equality.h"
+#include "tests/models/onnx_zoo_export.h"
 
 namespace tsr {
 namespace {
@@ -94,11 +98,24 @@ TEST(GraphTsrRoundTrip, OptimizerUpdatesStayInTheModule) {
   }
 }
 
-// ResNet-18 (11.7M parameters) from scripts/onnx_zoo_models.py, when it was generated.
+// ResNet-18 (11.7M parameters) exported by scripts/onnx_zoo_models.py (into a temporary
+// folder, or read from $TESSERA_ZOO_DIR when given); skipped only outside CTest, where the
+// source tree is unknown.
 TEST(GraphTsrRoundTrip, ResNet18) {
-  const char* dir = std::getenv("TESSERA_ZOO_DIR");
-  const std::string path = absl::StrCat(dir != nullptr ? dir : "/tmp/zoo_out", "/resnet18/model.onnx");
-  if (!std::ifstream(path).good()) GTEST_SKIP() << path << " is absent (scripts/onnx_zoo_models.py writes it)";
+  const char* zoo = std::getenv("TESSERA_ZOO_DIR");
+  std::string dir;
+  bool temporary = false;
+  if (zoo != nullptr) {
+    dir = zoo;
+  } else {
+    if (std::getenv("TESSERA_SOURCE_DIR") == nullptr) GTEST_SKIP() << "TESSERA_SOURCE_DIR is not set (CTest sets it)";
+    dir = absl::StrCat(::testing::TempDir(), "/tsr_roundtrip_zoo_", ::getpid());
+    std::filesystem::create_directories(dir);
+    temporary = true;
+    const absl::Status exported = testing::ExportOnnxZoo(dir, {"resnet18"});
+    ASSERT_TRUE(exported.ok()) << exported;
+  }
+  const std::string path = absl::StrCat(dir, "/resnet18/model.onnx");
   absl::StatusOr<Graph> graph = LoadOnnxGraph(path);
   ASSERT_TRUE(graph.ok()) << graph.status();
   mlir::DialectRegistry registry;
@@ -115,6 +132,7 @@ TEST(GraphTsrRoundTrip, ResNet18) {
   std::printf("ResNet-18: %d nodes, import (incl. verify) %.1f ms, export %.1f ms\n", graph->num_nodes(),
               std::chrono::duration<double, std::milli>(imported - start).count(),
               std::chrono::duration<double, std::milli>(exported - imported).count());
+  if (temporary) std::filesystem::remove_all(dir);
 }
 
 }  // namespace
