@@ -97,8 +97,12 @@ std::string BuildVectorizationSchedule(mlir::ModuleOp module, const ScheduleOpti
       }
       std::vector<int64_t> sizes = TileLevel(extents, cache, &tiled);
       AppendTiling(handle, sizes, &script, &tiled_handle, &counter);
-      sizes = TileLevel(tiled, registers, &tiled);
-      AppendTiling(tiled_handle, sizes, &script, &tiled_handle, &counter);
+      // The register level tiles the cache tile (copies: TileLevel and AppendTiling write
+      // their outputs before reading their inputs).
+      const std::vector<int64_t> cache_tile = tiled;
+      const std::string cache_tiled_handle = tiled_handle;
+      sizes = TileLevel(cache_tile, registers, &tiled);
+      AppendTiling(cache_tiled_handle, sizes, &script, &tiled_handle, &counter);
       return;
     }
     std::vector<int64_t> targets(extents.size(), 1);

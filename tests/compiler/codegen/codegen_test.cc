@@ -88,14 +88,17 @@ TEST(CodegenTest, MatmulBiasReluMatchesReference) {
   struct Case {
     int64_t m, k, n;
   };
-  // Known defect: LLVM takes ~100 s on the code generated for a 64^3 matmul (and ~10 s at
-  // 127x255x129): the vectorization schedule yields far too much IR for some tile shapes.
-  // Until that is fixed, the test keeps to shapes that compile in milliseconds.
-  for (const Case& c : {Case{1, 1, 1}, Case{3, 17, 5}, Case{8, 16, 16}, Case{13, 40, 20}}) {
+  for (const Case& c : {Case{1, 1, 1}, Case{3, 17, 5}, Case{8, 16, 16}, Case{13, 40, 20}, Case{64, 64, 64},
+                        Case{127, 255, 129}, Case{256, 256, 256}}) {
     const uint32_t seed = static_cast<uint32_t>(1000 + c.m + c.k + c.n);
     SCOPED_TRACE(absl::StrCat("m=", c.m, " k=", c.k, " n=", c.n, " seed=", seed));
     auto compiled = CompileMlirToObject(MatmulBiasRelu(c.m, c.k, c.n));
     ASSERT_TRUE(compiled.ok()) << compiled.status();
+    // Printed, not asserted: a schedule that leaves the matmul untiled makes LLVM take
+    // minutes on whole-matrix vectors (the test then times out).
+    std::printf("m=%lld k=%lld n=%lld: MLIR %.3f s, LLVM %.3f s\n", static_cast<long long>(c.m),
+                static_cast<long long>(c.k), static_cast<long long>(c.n), compiled->mlir_seconds,
+                compiled->llvm_seconds);
     EXPECT_EQ(compiled->symbols, std::vector<std::string>{"matmul_bias_relu"});
     EXPECT_FALSE(compiled->object.empty());
     auto module =
