@@ -20,17 +20,10 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include "runtime/native/target_description.h"
 
 namespace tsr::codegen {
 namespace {
-
-void InitializeNativeTargetOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-}
 
 TargetDescription DescribeTarget(const CodegenOptions& options) {
   if (options.cpu.empty()) return HostTargetDescription();
@@ -42,7 +35,7 @@ TargetDescription DescribeTarget(const CodegenOptions& options) {
 }
 
 absl::StatusOr<std::unique_ptr<llvm::TargetMachine>> CreateTargetMachine(const TargetDescription& target) {
-  InitializeNativeTargetOnce();
+  tsr::InitializeNativeTargetOnce();
   std::string error;
   const llvm::Target* llvm_target = llvm::TargetRegistry::lookupTarget(target.triple, error);
   if (llvm_target == nullptr) {

@@ -18,17 +18,6 @@
 #include "llvm/TargetParser/Triple.h"
 
 namespace tsr {
-namespace {
-
-void InitializeNativeTargetOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-}
-
-}  // namespace
 
 std::string TargetDescription::ToString() const {
   return absl::StrCat("triple=", triple, " cpu=", cpu, " features=", features.empty() ? "(none)" : features);
@@ -88,6 +77,14 @@ absl::Status CheckHostSupports(const TargetDescription& target) {
                                                       ") lacks: ", absl::StrJoin(missing, ", ")));
   }
   return absl::OkStatus();
+}
+
+void InitializeNativeTargetOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
 }
 
 }  // namespace tsr

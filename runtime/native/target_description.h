@@ -28,6 +28,10 @@ TargetDescription HostTargetDescription();
 // Tuning-only features (scheduling hints) are ignored.
 absl::Status CheckHostSupports(const TargetDescription& target);
 
+// Registers LLVM's native target and its assembly printer, once per process (thread-safe);
+// whatever emits, links or inspects machine code for this host calls it first.
+void InitializeNativeTargetOnce();
+
 }  // namespace tsr
 
 #endif  // TESSERA_RUNTIME_NATIVE_TARGET_DESCRIPTION_H_
