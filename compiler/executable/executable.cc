@@ -87,19 +87,6 @@ std::vector<std::string> EnabledFeatures(absl::string_view features) {
   return out;
 }
 
-// CpuIsaName without linking the kernels library for one name.
-absl::string_view IsaLevelName(CpuIsa isa) {
-  switch (isa) {
-    case CpuIsa::kAvx512:
-      return "avx512";
-    case CpuIsa::kAvx2:
-      return "avx2";
-    case CpuIsa::kScalar:
-    default:
-      return "scalar";
-  }
-}
-
 }  // namespace
 
 int64_t ExecutableValue::size_bytes() const { return shape.num_elements() * static_cast<int64_t>(DTypeSize(dtype)); }
@@ -262,7 +249,7 @@ absl::Status CheckTargetIsa(const ExecutableTarget& recorded, CpuIsa host_isa) {
   if (!missing.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("the code was compiled for CPU '", recorded.cpu, "' with ",
                                                       absl::StrJoin(missing, ","), ", beyond this host's ",
-                                                      IsaLevelName(host_isa), " level"));
+                                                      CpuIsaName(host_isa), " level"));
   }
   return absl::OkStatus();
 }
