@@ -23,6 +23,7 @@ absl::Status RegisterBuiltinKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterReferenceResizeKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceOptimizerKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceGradientKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceFusedKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuKernels(registry));
   return absl::OkStatus();
 }

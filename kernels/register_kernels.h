@@ -30,6 +30,7 @@ absl::Status RegisterReferenceIndexingKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceResizeKernels(KernelRegistry& registry);  // Resize, ResizeGrad
 absl::Status RegisterReferenceOptimizerKernels(KernelRegistry& registry);  // SGDUpdate, ..., Increment
 absl::Status RegisterReferenceGradientKernels(KernelRegistry& registry);   // graph/ops/gradient_ops.cc
+absl::Status RegisterReferenceFusedKernels(KernelRegistry& registry);      // FusedConv, FusedMatMul
 
 // kernels/cpu/ — optimized f32 kernels.
 absl::Status RegisterCpuKernels(KernelRegistry& registry);

@@ -1,8 +1,13 @@
 // `tessera run MODEL --input NAME=FILE.npy ...`: runs a GraphDef or an ONNX model on the CPU runtime
-// (runtime/session.h) with inputs read from .npy files, prints the outputs, optionally
-// writes them as .npy files and profiles the run (Chrome trace + top-N op table).
+// (runtime/session.h), or a compiled .tsrx executable with runtime/compiled, with inputs read
+// from .npy files; prints the outputs, optionally writes them as .npy files and profiles the
+// run (Chrome trace + top-N op table).
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <system_error>
 
@@ -14,6 +19,11 @@
 #include "runtime/profiler.h"
 #include "runtime/session.h"
 #include "tools/command.h"
+#ifdef TESSERA_HAS_COMPILED_RUNTIME
+#include "compiler/executable/executable_file.h"
+#include "runtime/compiled/compiled_program.h"
+#include "runtime/native/target_description.h"
+#endif
 
 namespace tsr::cli {
 
@@ -27,7 +37,9 @@ constexpr absl::string_view kDescription =
     "opsets 11-18, symbolic dims as the batch dimension), feeds every signature\n"
     "input from a NumPy .npy file (--input once per input; the dtype must match and the\n"
     "shape must fit, any size for the batch dimension N), runs it on the CPU runtime and\n"
-    "fetches every signature output. Prints each output's type and first values; with\n"
+    "fetches every signature output. A compiled model (.tsrx, from `tessera compile`) runs\n"
+    "without the compiler; its inputs must have exactly the shapes it was compiled for. Prints each output's type and "
+    "first values; with\n"
     "--output-dir writes each as DIR/<name>.npy (characters other than letters, digits,\n"
     "'.', '_' and '-' in the name become '_'; bf16 outputs are written as f32, which numpy\n"
     "can read). With --profile, times every op, writes a Chrome trace (open it in\n"
@@ -81,6 +93,85 @@ Tensor Bf16ToF32(const Tensor& t) {
   return out;
 }
 
+// The signature of a loaded model and how to run it: a Session for a graph, a
+// CompiledProgram for a .tsrx executable.
+using Feeds = std::vector<std::pair<std::string, Tensor>>;
+struct RunnableModel {
+  std::vector<std::pair<std::string, std::string>> inputs;  // name, type ("f32[N,4]")
+  std::vector<std::string> outputs;
+  std::function<absl::StatusOr<std::vector<Tensor>>(const Feeds&, RunMetadata*)> run;
+};
+
+// The first bytes of a .tsrx file (compiler/executable/executable_file.h's kTsrxMagic,
+// spelled here so that a tessera built without the compiled runtime still recognizes one).
+constexpr char kExecutableMagic[4] = {'T', 'S', 'R', 'X'};
+
+// A .tsrx file: by its extension, or by its magic whatever its name.
+bool IsExecutablePath(const std::string& path) {
+  if (absl::EndsWith(path, ".tsrx")) return true;
+  std::ifstream file(path, std::ios::binary);
+  char magic[4] = {};
+  return file.read(magic, 4) && std::equal(magic, magic + 4, kExecutableMagic);
+}
+
+struct RunOptions {
+  int threads = 0;
+  std::string device;
+  uint64_t seed = 0;
+  bool profile = false;
+};
+
+absl::StatusOr<RunnableModel> LoadGraphModel(const std::string& path, const RunOptions& options) {
+  absl::StatusOr<Graph> graph = IsOnnxModelPath(path) ? LoadOnnxGraph(path) : LoadGraph(path);
+  if (!graph.ok()) return graph.status();
+  RunnableModel model;
+  for (const SignatureEntry& e : graph->inputs()) {
+    model.inputs.emplace_back(e.name, graph->node(e.ref.node)->output_type(e.ref.index).ToString());
+  }
+  for (const SignatureEntry& e : graph->outputs()) model.outputs.push_back(e.name);
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(
+      *std::move(graph),
+      {.num_threads = options.threads, .device = options.device, .seed = options.seed, .profile = options.profile});
+  if (!session.ok()) return session.status();
+  std::shared_ptr<Session> shared(*std::move(session));
+  model.run = [shared, fetches = model.outputs](const Feeds& feeds, RunMetadata* metadata) {
+    return shared->Run(feeds, fetches, metadata);
+  };
+  return model;
+}
+
+absl::StatusOr<RunnableModel> LoadExecutableModel(const std::string& path, const RunOptions& options) {
+#ifdef TESSERA_HAS_COMPILED_RUNTIME
+  if (options.device != "cpu") {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": a compiled model runs on the cpu device only, not --device ", options.device));
+  }
+  // Foreign or stale code is refused while reading, before anything is linked.
+  const TargetDescription host = HostTargetDescription();
+  const HostTarget host_target{host.triple, host.cpu, host.features};
+  absl::StatusOr<Executable> executable = ReadExecutable(path, {.host = &host_target});
+  const auto named = [&path](const absl::Status& s) {
+    return absl::StrContains(s.message(), path) ? s : absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
+  };
+  if (!executable.ok()) return named(executable.status());
+  absl::StatusOr<std::unique_ptr<CompiledProgram>> program =
+      CompiledProgram::Load(*std::move(executable), {.threads = options.threads, .seed = options.seed});
+  if (!program.ok()) return named(program.status());
+  RunnableModel model;
+  for (const CompiledSignatureEntry& e : (*program)->inputs()) {
+    model.inputs.emplace_back(e.name, absl::StrCat(DTypeName(e.dtype), e.shape.ToString()));
+  }
+  for (const CompiledSignatureEntry& e : (*program)->outputs()) model.outputs.push_back(e.name);
+  std::shared_ptr<CompiledProgram> shared(*std::move(program));
+  model.run = [shared](const Feeds& feeds, RunMetadata* metadata) { return shared->Run(feeds, metadata); };
+  return model;
+#else
+  (void)options;
+  return absl::UnimplementedError(
+      absl::StrCat(path, ": a compiled .tsrx model needs a tessera built with MLIR/LLVM (runtime/compiled)"));
+#endif
+}
+
 }  // namespace
 
 int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -130,37 +221,31 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     inputs.emplace_back(std::move(name), a.substr(eq + 1));
   }
 
-  const std::string& model = (*positionals)[0];
-  absl::StatusOr<Graph> graph = IsOnnxModelPath(model) ? LoadOnnxGraph(model) : LoadGraph(model);
-  if (!graph.ok()) return Failure(err, "run", graph.status());
-  for (const SignatureEntry& e : graph->inputs()) {
-    if (input_names.count(e.name) == 0) {
-      const TensorType type = graph->node(e.ref.node)->output_type(e.ref.index);
-      return UsageError(err, "run",
-                        absl::StrCat("missing --input ", e.name, "=FILE.npy (the model's input '", e.name, "' is ",
-                                     type.ToString(), ")"));
+  const std::string& path = (*positionals)[0];
+  const bool profile = !profile_path.empty();
+  const RunOptions options{static_cast<int>(threads), device, static_cast<uint64_t>(seed), profile};
+  absl::StatusOr<RunnableModel> model =
+      IsExecutablePath(path) ? LoadExecutableModel(path, options) : LoadGraphModel(path, options);
+  if (!model.ok()) return Failure(err, "run", model.status());
+  for (const auto& [name, type] : model->inputs) {
+    if (input_names.count(name) == 0) {
+      return UsageError(
+          err, "run",
+          absl::StrCat("missing --input ", name, "=FILE.npy (the model's input '", name, "' is ", type, ")"));
     }
   }
-  std::vector<std::string> fetches;
-  for (const SignatureEntry& e : graph->outputs()) fetches.push_back(e.name);
+  const std::vector<std::string>& fetches = model->outputs;
   if (fetches.empty()) return Failure(err, "run", absl::InvalidArgumentError("the model has no signature outputs"));
 
   std::vector<std::pair<std::string, Tensor>> feeds;
-  for (const auto& [name, path] : inputs) {
-    absl::StatusOr<Tensor> t = ReadNpy(path);
+  for (const auto& [name, file] : inputs) {
+    absl::StatusOr<Tensor> t = ReadNpy(file);
     if (!t.ok()) return Failure(err, "run", t.status());
     feeds.emplace_back(name, *std::move(t));
   }
 
-  const bool profile = !profile_path.empty();
-  absl::StatusOr<std::unique_ptr<Session>> session =
-      Session::Create(*std::move(graph), {.num_threads = static_cast<int>(threads),
-                                          .device = device,
-                                          .seed = static_cast<uint64_t>(seed),
-                                          .profile = profile});
-  if (!session.ok()) return Failure(err, "run", session.status());
   RunMetadata metadata;
-  absl::StatusOr<std::vector<Tensor>> outputs = (*session)->Run(feeds, fetches, profile ? &metadata : nullptr);
+  absl::StatusOr<std::vector<Tensor>> outputs = model->run(feeds, profile ? &metadata : nullptr);
   if (!outputs.ok()) return Failure(err, "run", outputs.status());
 
   if (!output_dir.empty()) {

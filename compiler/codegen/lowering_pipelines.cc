@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Linalg/Transforms/TilingInterfaceImpl.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/TransformOps/MemRefTransformOps.h"
 #include "mlir/Dialect/MemRef/Transforms/AllocationOpInterfaceImpl.h"
@@ -48,6 +49,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace tsr::codegen {
@@ -101,6 +103,11 @@ absl::Status Bufferize(mlir::ModuleOp module) {
 }
 
 absl::Status LowerToLLVMDialect(mlir::ModuleOp module) {
+  // exp, expm1, log, log1p, tanh, erf, ... as polynomials in arith ops, on the vectors the
+  // schedule made: LLVM would otherwise call scalar libm functions lane by lane.
+  mlir::RewritePatternSet math_patterns(module.getContext());
+  mlir::populateMathPolynomialApproximationPatterns(math_patterns);
+  (void)mlir::applyPatternsAndFoldGreedily(module, std::move(math_patterns));
   mlir::PassManager pm(module.getContext());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

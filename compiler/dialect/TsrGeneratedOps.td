@@ -492,6 +492,43 @@ def Tsr_FloorOp : Tsr_Op<"Floor", [Tsr_RegistryVerified, Pure]> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Tsr_FusedConvOp : Tsr_Op<"FusedConv", [Tsr_RegistryVerified, Pure, AttrSizedOperandSegments]> {
+  let summary = "Y = activation(Conv(X, W, B) + Z): Conv with its attributes, then the residual Z (exactly Y\'s shape) and one activation (None, Relu, LeakyRelu(alpha), Clip(min, max), Sigmoid, Tanh, Gelu (erf form)). Made by the compiler\'s epilogue fusion; not an ONNX op.";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64]>:$X,
+    RankedTensorOf<[F32, F64]>:$W,
+    Optional<RankedTensorOf<[F32, F64]>>:$B,
+    Optional<RankedTensorOf<[F32, F64]>>:$Z,
+    DefaultValuedAttr<StrAttr, "\"NOTSET\"">:$auto_pad,
+    OptionalAttr<DenseI64ArrayAttr>:$dilations,
+    DefaultValuedAttr<I64Attr, "1">:$group,
+    OptionalAttr<DenseI64ArrayAttr>:$kernel_shape,
+    OptionalAttr<DenseI64ArrayAttr>:$pads,
+    OptionalAttr<DenseI64ArrayAttr>:$strides,
+    DefaultValuedAttr<StrAttr, "\"None\"">:$activation,
+    DefaultValuedAttr<F64Attr, "0.01">:$alpha,
+    DefaultValuedAttr<F64Attr, "-3.4028234663852886e+38">:$min,
+    DefaultValuedAttr<F64Attr, "3.4028234663852886e+38">:$max);
+  let results = (outs
+    RankedTensorOf<[F32, F64]>:$Y);
+}
+
+def Tsr_FusedMatMulOp : Tsr_Op<"FusedMatMul", [Tsr_RegistryVerified, Pure, AttrSizedOperandSegments]> {
+  let summary = "Y = activation(A x op(B) + bias + Z): A [..., M, K] (leading dims are rows), B [K, N] or [N, K] with transpose_b = 1, bias [N], Z exactly Y\'s shape [..., M, N]; activations as FusedConv. Made by the compiler\'s epilogue fusion; not an ONNX op.";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64]>:$A,
+    RankedTensorOf<[F32, F64]>:$B,
+    Optional<RankedTensorOf<[F32, F64]>>:$bias,
+    Optional<RankedTensorOf<[F32, F64]>>:$Z,
+    DefaultValuedAttr<I64Attr, "0">:$transpose_b,
+    DefaultValuedAttr<StrAttr, "\"None\"">:$activation,
+    DefaultValuedAttr<F64Attr, "0.01">:$alpha,
+    DefaultValuedAttr<F64Attr, "-3.4028234663852886e+38">:$min,
+    DefaultValuedAttr<F64Attr, "3.4028234663852886e+38">:$max);
+  let results = (outs
+    RankedTensorOf<[F32, F64]>:$Y);
+}
+
 def Tsr_GatherOp : Tsr_Op<"Gather", [Tsr_RegistryVerified, Pure]> {
   let summary = "Takes the slices data[..., indices, ...] along \'axis\'; the output is data.shape[:axis] + indices.shape + data.shape[axis+1:].";
   let arguments = (ins

@@ -23,6 +23,7 @@ absl::Status RegisterBuiltinOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterResizeOps(registry));
   TSR_RETURN_IF_ERROR(RegisterOptimizerOps(registry));
   TSR_RETURN_IF_ERROR(RegisterGradientOps(registry));
+  TSR_RETURN_IF_ERROR(RegisterFusedOps(registry));
   return absl::OkStatus();
 }
 

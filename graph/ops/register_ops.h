@@ -46,6 +46,7 @@ absl::Status RegisterOptimizerOps(OpRegistry& registry);
 // ConvGradFilter, MaxPoolGrad, AveragePoolGrad, BatchNormalizationGrad,
 // LayerNormalizationGrad, GatherGrad, SliceGrad (the backward ops autodiff emits).
 absl::Status RegisterGradientOps(OpRegistry& registry);
+absl::Status RegisterFusedOps(OpRegistry& registry);  // FusedConv, FusedMatMul (after Conv)
 
 }  // namespace tsr
 

@@ -34,6 +34,9 @@ absl::Status RegisterCpuNormalizationKernels(KernelRegistry& registry);
 absl::Status RegisterCpuLayoutKernels(KernelRegistry& registry);
 // Gather, GatherElements, ScatterElements (all dtypes)
 absl::Status RegisterCpuIndexingKernels(KernelRegistry& registry);
+// FusedConv, FusedMatMul (f32; fused_conv.h, fused_matmul.h)
+absl::Status RegisterCpuFusedConvKernels(KernelRegistry& registry);
+absl::Status RegisterCpuFusedMatMulKernels(KernelRegistry& registry);
 
 }  // namespace tsr
 

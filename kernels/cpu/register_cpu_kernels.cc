@@ -24,6 +24,8 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterCpuNormalizationKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuLayoutKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuIndexingKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuFusedConvKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuFusedMatMulKernels(registry));
   return absl::OkStatus();
 }
 

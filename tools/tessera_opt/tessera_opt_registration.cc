@@ -2,6 +2,11 @@
 #include "tools/tessera_opt/tessera_opt_registration.h"
 
 #include "compiler/conversion/graph_tsr.h"
+#include "compiler/lowering/fusion_outlining.h"
+#include "compiler/transforms/algebraic_simplify.h"
+#include "compiler/transforms/constant_fold.h"
+#include "compiler/transforms/fold_batchnorm.h"
+#include "compiler/transforms/fusion_report.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace tsr {
@@ -12,6 +17,11 @@ void RegisterTesseraPasses() {
   mlir::registerCanonicalizerPass();
   mlir::registerCSEPass();
   // Tessera pass libraries register here.
+  RegisterConstantFoldPass();
+  RegisterAlgebraicSimplifyPass();
+  RegisterFoldBatchNormPass();
+  RegisterFusionPasses();
+  RegisterOutlineFusionsPass();
 }
 
 }  // namespace tsr

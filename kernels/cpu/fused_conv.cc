@@ -1,0 +1,103 @@
+// The FusedConv f32 cpu kernel and FusedConvForward (fused_conv.h). The convolution
+// is ConvForward on weights prepared per call, exactly as the cpu Conv kernel
+// (conv_kernels.cc) runs it; the epilogue then makes one vectorized pass over the
+// output (fused_activation.h) instead of the two or three full passes, each with its
+// own kernel dispatch, that Conv -> Add -> activation would take. More than three
+// spatial dimensions run the reference kernel, as Conv does.
+#include "kernels/cpu/fused_conv.h"
+
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
+#include "graph/dtype.h"
+#include "graph/ops/conv_geometry.h"
+#include "graph/tensor.h"
+#include "kernels/cpu/conv_window.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/reference_fallback.h"
+
+namespace tsr {
+
+namespace {
+
+// Rough cycles per output element of the epilogue, for ParallelFor's splitting.
+int64_t EpilogueCost(const FusedActivation& activation) {
+  switch (activation.kind) {
+    case FusedActivationKind::kSigmoid:
+    case FusedActivationKind::kTanh:
+    case FusedActivationKind::kGelu:
+      return 12;
+    default:
+      return 1;
+  }
+}
+
+absl::Status FusedConvKernel(KernelContext& ctx) {
+  absl::StatusOr<FusedActivation> activation = ParseFusedActivation(ctx);
+  if (!activation.ok()) return ctx.Error(activation.status().message());
+  const Tensor& x = ctx.input(0);
+  const Tensor& wt = ctx.input(1);
+  Tensor& y = ctx.output(0);
+  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
+  if (!spec.ok()) return ctx.Error(spec.status().message());
+  spec->kernel.assign(wt.shape().dims().begin() + 2, wt.shape().dims().end());
+  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
+  absl::StatusOr<WindowGeometry> geometry = ComputeWindowGeometry(in_spatial, *spec);
+  if (!geometry.ok()) return ctx.Error(geometry.status().message());
+  const std::optional<Window3d> window = MakeWindow3d(in_spatial, *geometry);
+  if (!window.has_value()) {
+    // Declined: four or more spatial dimensions are rare enough for the reference loops.
+    return RunReferenceKernel(ctx);
+  }
+  if (ctx.has_input(3) && ctx.input(3).shape() != y.shape()) {
+    return ctx.Error(absl::StrCat("input 3 ('Z') has shape ", ctx.input(3).shape().ToString(),
+                                  " but must have the output's shape ", y.shape().ToString()));
+  }
+  ConvGeometry conv;
+  conv.window = *window;
+  conv.channels = x.shape().dim(1);
+  conv.out_channels = wt.shape().dim(0);
+  conv.group = ctx.GetInt("group");
+
+  // As in the Conv kernel: reused from call to call on this thread, weights borrowed
+  // for this call only.
+  thread_local PreparedConvWeights prepared;
+  if (absl::Status status =
+          PrepareConvWeightsInto(conv, wt.data<float>(), /*per_call=*/true, ctx.parallel_for(), &prepared);
+      !status.ok()) {
+    return ctx.Error(status.message());
+  }
+  FusedConvForward(prepared, x.shape().dim(0), x.data<float>(), ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
+                   ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr, *activation, y.data<float>(),
+                   ctx.parallel_for());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+void FusedConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias,
+                      const float* residual, const FusedActivation& activation, float* y,
+                      const ParallelForFn& parallel_for) {
+  ConvForward(prepared, batch, x, bias, y, parallel_for);
+  if (activation.kind == FusedActivationKind::kNone && residual == nullptr) return;
+  const ConvGeometry& geo = prepared.geometry();
+  const int64_t plane = geo.window.out_size();
+  const CpuIsa isa = ActiveCpuIsa();
+  // One pass per output plane [image, channel]; elementwise, so how the planes are
+  // split over threads does not change any value.
+  RunParallelFor(parallel_for, batch * geo.out_channels, plane * EpilogueCost(activation),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t p = begin; p < end; ++p) {
+                     ApplyFusedEpilogue(activation, residual == nullptr ? nullptr : residual + p * plane, y + p * plane,
+                                        plane, isa);
+                   }
+                 });
+}
+
+absl::Status RegisterCpuFusedConvKernels(KernelRegistry& registry) {
+  return registry.Register("FusedConv", kCpuDevice, DType::kF32, FusedConvKernel);
+}
+
+}  // namespace tsr

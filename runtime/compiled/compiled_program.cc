@@ -1,0 +1,447 @@
+// CompiledProgram: loading an Executable (code, kernels, arena, constants, prepared
+// convolution weights, kernel contexts) and running its steps in order over the arena.
+#include "runtime/compiled/compiled_program.h"
+
+#include <array>
+#include <chrono>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
+#include "graph/op_registry.h"
+#include "graph/status_macros.h"
+#include "kernels/cpu/conv_prepared.h"
+#include "kernels/cpu/fused_activation.h"
+#include "kernels/cpu/fused_conv.h"
+#include "kernels/cpu/node_window.h"
+#include "kernels/kernel.h"
+#include "runtime/native/object_loader.h"
+#include "runtime/native/target_description.h"
+#include "runtime/thread_pool.h"
+
+namespace tsr {
+
+namespace {
+
+// Calls a function of the codegen convention (compiler/codegen/codegen.h: one pointer
+// per input, then one per output, returning nothing) with `args`. One instantiation
+// per arity, so every call goes through a correctly typed function pointer.
+using FunctionTrampoline = void (*)(void* fn, void* const* args);
+
+template <size_t... I>
+void CallWithArity(void* fn, void* const* args, std::index_sequence<I...>) {
+  using Fn = void (*)(decltype((void)I, static_cast<void*>(nullptr))...);
+  reinterpret_cast<Fn>(fn)(args[I]...);
+}
+
+template <size_t N>
+void CallFunction(void* fn, void* const* args) {
+  CallWithArity(fn, args, std::make_index_sequence<N>());
+}
+
+template <size_t... N>
+constexpr std::array<FunctionTrampoline, sizeof...(N)> MakeTrampolines(std::index_sequence<N...>) {
+  return {&CallFunction<N>...};
+}
+
+constexpr std::array<FunctionTrampoline, kMaxFunctionArguments + 1> kTrampolines =
+    MakeTrampolines(std::make_index_sequence<kMaxFunctionArguments + 1>());
+
+// Uninitialized memory aligned for tensors (kTensorAlignment == kExecutableAlignment);
+// null for zero bytes.
+std::shared_ptr<void> AlignedBlock(int64_t bytes) {
+  if (bytes <= 0) return nullptr;
+  void* p = ::operator new(static_cast<size_t>(bytes), std::align_val_t(kTensorAlignment));
+  return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t(kTensorAlignment)); });
+}
+
+int64_t RoundUp(int64_t n, int64_t to) { return (n + to - 1) / to * to; }
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string StepLabel(const Executable& e, int s) {
+  const ExecutableStep& step = e.steps[s];
+  return step.kind == ExecutableStep::Kind::kFunction ? absl::StrCat("step ", s, " (function '", step.name, "')")
+                                                      : absl::StrCat("step ", s, " (", step.name, ")");
+}
+
+absl::Status Prefixed(absl::string_view prefix, const absl::Status& s) {
+  return absl::Status(s.code(), absl::StrCat(prefix, ": ", s.message()));
+}
+
+}  // namespace
+
+struct CompiledProgram::Step {
+  ExecutableStep::Kind kind = ExecutableStep::Kind::kKernel;
+  std::string label;  // "step 3 (MatMul)", for errors
+  std::string node;   // for timings
+  std::string op;
+
+  // kKernel.
+  const KernelFn* kernel = nullptr;
+  std::unique_ptr<KernelContext> context;
+  // A Conv or FusedConv whose weights are a constant: prepared at load, run with
+  // ConvForward or FusedConvForward.
+  std::unique_ptr<PreparedConvWeights> conv;
+  bool fused = false;
+  FusedActivation activation;  // FusedConv
+  const Tensor* conv_x = nullptr;
+  const Tensor* conv_bias = nullptr;      // null without a bias
+  const Tensor* conv_residual = nullptr;  // FusedConv's Z; null without one
+  Tensor* conv_y = nullptr;
+
+  // kFunction: the slots of its arguments (inputs, then outputs).
+  void* function = nullptr;
+  FunctionTrampoline trampoline = nullptr;
+  std::vector<Tensor*> args;
+  std::vector<void*> arg_pointers;
+};
+
+CompiledProgram::CompiledProgram() = default;
+CompiledProgram::~CompiledProgram() = default;
+
+int CompiledProgram::num_threads() const { return pool_->num_threads(); }
+int CompiledProgram::num_steps() const { return static_cast<int>(steps_.size()); }
+
+absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Load(Executable executable,
+                                                                       const CompiledProgramOptions& options) {
+  if (options.threads < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("threads must not be negative, got ", options.threads));
+  }
+  if (absl::Status s = ValidateExecutable(executable); !s.ok()) return Prefixed("invalid executable", s);
+  std::unique_ptr<CompiledProgram> program(new CompiledProgram());
+  program->options_ = options;
+  program->pool_ = std::make_unique<ThreadPool>(options.threads);
+  TSR_RETURN_IF_ERROR(program->LoadCode(executable));
+  // The object bytes are copied by the linker; the constants by PlaceValues.
+  executable.object_files.clear();
+  TSR_RETURN_IF_ERROR(program->PlaceValues(executable));
+  executable.constants.clear();
+  TSR_RETURN_IF_ERROR(program->PrepareSteps(executable));
+  return program;
+}
+
+absl::Status CompiledProgram::LoadCode(const Executable& e) {
+  if (e.object_files.empty()) return absl::OkStatus();
+  // Checked here, before the linker sees any byte, so that foreign code is refused
+  // with the whole target in the message (NativeModule::Load checks each object again).
+  const TargetDescription host = HostTargetDescription();
+  if (absl::Status s = CheckTargetRuns(e.target, HostTarget{host.triple, host.cpu, host.features}); !s.ok()) {
+    return Prefixed(absl::StrCat("this host cannot run the executable's code (compiled for triple=", e.target.triple,
+                                 " cpu=", e.target.cpu, " features=", e.target.features, ")"),
+                    s);
+  }
+  std::vector<NativeObject> objects;
+  objects.reserve(e.object_files.size());
+  for (const ObjectFile& file : e.object_files) {
+    const absl::Span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(file.bytes.data()), file.bytes.size());
+    // The .tsrx file's CRC32C already vouched for the bytes; the loader wants its own checksum.
+    objects.push_back(NativeObject{
+        file.name, bytes, TargetDescription{e.target.triple, e.target.cpu, e.target.features}, ObjectChecksum(bytes)});
+  }
+  absl::StatusOr<std::unique_ptr<NativeModule>> module = NativeModule::Load(objects);
+  if (!module.ok()) return Prefixed("loading the executable's object files", module.status());
+  module_ = *std::move(module);
+  return absl::OkStatus();
+}
+
+absl::Status CompiledProgram::PlaceValues(const Executable& e) {
+  arena_bytes_ = e.arena_bytes;
+  arena_ = AlignedBlock(arena_bytes_);
+  absl::flat_hash_map<int, const std::string*> constant_bytes;
+  for (const ExecutableConstant& c : e.constants) {
+    constant_bytes[c.value] = &c.bytes;
+    constant_bytes_ += RoundUp(static_cast<int64_t>(c.bytes.size()), kExecutableAlignment);
+  }
+  constants_ = AlignedBlock(constant_bytes_);
+  char* const arena = static_cast<char*>(arena_.get());
+  char* const constants = static_cast<char*>(constants_.get());
+  int64_t constant_offset = 0;
+  slots_.resize(e.values.size());
+  for (size_t i = 0; i < e.values.size(); ++i) {
+    const ExecutableValue& v = e.values[i];
+    const int64_t bytes = v.size_bytes();
+    switch (v.location) {
+      case ValueLocation::kArena:
+        // ValidateExecutable proved offset + bytes <= arena_bytes and the alignment.
+        slots_[i] = Tensor::Wrap(v.dtype, v.shape, arena_, bytes == 0 ? nullptr : arena + v.offset);
+        break;
+      case ValueLocation::kConstant: {
+        const std::string& src = *constant_bytes.at(static_cast<int>(i));
+        void* at = bytes == 0 ? nullptr : constants + constant_offset;
+        if (bytes != 0) std::memcpy(at, src.data(), src.size());
+        constant_offset += RoundUp(bytes, kExecutableAlignment);
+        slots_[i] = Tensor::Wrap(v.dtype, v.shape, constants_, at);
+        break;
+      }
+      case ValueLocation::kInput:
+      case ValueLocation::kOutput:
+        // A placeholder with the type but no data until a run binds it.
+        slots_[i] = Tensor::Wrap(v.dtype, v.shape, nullptr, nullptr);
+        if (v.location == ValueLocation::kOutput) output_bytes_ += RoundUp(bytes, kExecutableAlignment);
+        break;
+    }
+  }
+  for (const NamedValue& in : e.inputs) {
+    inputs_.push_back({in.name, e.values[in.value].dtype, e.values[in.value].shape});
+    input_values_.push_back(in.value);
+  }
+  for (const NamedValue& out : e.outputs) {
+    outputs_.push_back({out.name, e.values[out.value].dtype, e.values[out.value].shape});
+    output_values_.push_back(out.value);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CompiledProgram::PrepareSteps(const Executable& e) {
+  steps_.resize(e.steps.size());
+  for (int s = 0; s < static_cast<int>(e.steps.size()); ++s) {
+    const ExecutableStep& es = e.steps[s];
+    Step& step = steps_[s];
+    step.kind = es.kind;
+    step.label = StepLabel(e, s);
+    if (es.kind == ExecutableStep::Kind::kFunction) {
+      TSR_RETURN_IF_ERROR(PrepareFunctionStep(e, s, step));
+    } else {
+      TSR_RETURN_IF_ERROR(PrepareKernelStep(e, s, step));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CompiledProgram::PrepareFunctionStep(const Executable& e, int s, Step& step) {
+  const ExecutableStep& es = e.steps[s];
+  step.node = es.name;
+  step.op = "Function";
+  const size_t arity = es.inputs.size() + es.outputs.size();
+  if (arity > static_cast<size_t>(kMaxFunctionArguments)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(step.label, " takes ", arity, " arguments; at most ", kMaxFunctionArguments, " are supported"));
+  }
+  if (module_ == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat(step.label, ": symbol '", es.name, "' is not defined: the executable has no object files"));
+  }
+  absl::StatusOr<void*> fn = module_->Lookup(es.name);
+  if (!fn.ok()) {
+    return absl::NotFoundError(absl::StrCat(step.label, ": symbol '", es.name,
+                                            "' is not defined by the executable's object files (they define: ",
+                                            absl::StrJoin(module_->defined_symbols(), ", "), ")"));
+  }
+  step.function = *fn;
+  step.trampoline = kTrampolines[arity];
+  for (int v : es.inputs) step.args.push_back(&slots_[v]);
+  for (int v : es.outputs) step.args.push_back(&slots_[v]);
+  step.arg_pointers.resize(arity);
+  return absl::OkStatus();
+}
+
+absl::Status CompiledProgram::PrepareKernelStep(const Executable& e, int s, Step& step) {
+  const ExecutableStep& es = e.steps[s];
+  step.op = es.name;
+  step.node = es.outputs.empty() || e.values[es.outputs[0]].name.empty() ? absl::StrCat("step_", s)
+                                                                         : e.values[es.outputs[0]].name;
+  absl::StatusOr<const OpDef*> def = OpRegistry::Global().Lookup(es.name);
+  if (!def.ok()) return Prefixed(step.label, def.status());
+  if (!(*def)->variable_updates.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(step.label, ": updates variables, which a compiled program does not hold"));
+  }
+
+  // The op's own inference on the executable's types (constant values known) must give
+  // exactly the executable's output types: a kernel trusts its outputs' shapes.
+  std::vector<std::optional<TensorType>> input_types;
+  std::vector<const Tensor*> input_values;
+  std::vector<const Tensor*> kernel_inputs;
+  for (int v : es.inputs) {
+    if (v < 0) {
+      input_types.push_back(std::nullopt);
+      input_values.push_back(nullptr);
+      kernel_inputs.push_back(nullptr);
+      continue;
+    }
+    input_types.push_back(TensorType(e.values[v].dtype, e.values[v].shape));
+    input_values.push_back(e.values[v].location == ValueLocation::kConstant ? &slots_[v] : nullptr);
+    kernel_inputs.push_back(&slots_[v]);
+  }
+  absl::StatusOr<std::vector<TensorType>> inferred =
+      InferOutputTypes(**def, step.node, es.attrs, std::move(input_types), std::move(input_values));
+  if (!inferred.ok()) return Prefixed(step.label, inferred.status());
+  if (inferred->size() != es.outputs.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(step.label, " has ", es.outputs.size(), " outputs; the op gives ",
+                                                   inferred->size(), " for these inputs"));
+  }
+  std::vector<Tensor*> kernel_outputs;
+  for (size_t i = 0; i < es.outputs.size(); ++i) {
+    const ExecutableValue& v = e.values[es.outputs[i]];
+    const TensorType& want = (*inferred)[i];
+    if (want.dtype != v.dtype || want.shape != v.shape) {
+      return absl::InvalidArgumentError(absl::StrCat(step.label, ": output ", i, " ('", v.name, "') is ",
+                                                     DTypeName(v.dtype), v.shape.ToString(), " but the op infers ",
+                                                     want.ToString(), " from its inputs"));
+    }
+    kernel_outputs.push_back(&slots_[es.outputs[i]]);
+  }
+
+  const DType dtype = KernelDType(kernel_inputs, kernel_outputs);
+  const KernelRegistry& registry = KernelRegistry::Global();
+  step.kernel = registry.Find(es.name, kCpuDevice, dtype);
+  if (step.kernel == nullptr) step.kernel = registry.Find(es.name, kReferenceDevice, dtype);
+  if (step.kernel == nullptr) {
+    return absl::NotFoundError(
+        absl::StrCat(step.label, ": no kernel for op '", es.name, "' with dtype ", DTypeName(dtype)));
+  }
+  step.context =
+      std::make_unique<KernelContext>(**def, step.node, es.attrs, std::move(kernel_inputs), std::move(kernel_outputs));
+  step.context->set_parallel_for(pool_->AsParallelForFn());
+
+  // Constant f32 Conv / FusedConv weights: choose the algorithm and pack the weights once.
+  const bool fused = es.name == "FusedConv";
+  const bool constant_weights =
+      es.inputs.size() >= 2 && es.inputs[1] >= 0 && e.values[es.inputs[1]].location == ValueLocation::kConstant;
+  if ((es.name == "Conv" || fused) && dtype == DType::kF32 && constant_weights && es.inputs[0] >= 0) {
+    TSR_RETURN_IF_ERROR(PrepareConvolution(e, s, step));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CompiledProgram::PrepareConvolution(const Executable& e, int s, Step& step) {
+  const ExecutableStep& es = e.steps[s];
+  KernelContext& ctx = *step.context;
+  step.fused = es.name == "FusedConv";
+  if (step.fused) {
+    absl::StatusOr<FusedActivation> activation = ParseFusedActivation(ctx);
+    if (!activation.ok()) return Prefixed(step.label, activation.status());
+    step.activation = *activation;
+    if (ctx.has_input(3) && ctx.input(3).shape() != ctx.output(0).shape()) {
+      return absl::InvalidArgumentError(absl::StrCat(step.label, ": input 3 ('Z') is ", ctx.input(3).shape().ToString(),
+                                                     " but must have the output's shape ",
+                                                     ctx.output(0).shape().ToString()));
+    }
+  }
+  const Shape& w = ctx.input(1).shape();
+  const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+  absl::StatusOr<std::optional<Window3d>> window = NodeWindow3d(ctx, 0, kernel);
+  if (!window.ok()) return Prefixed(step.label, window.status());
+  // More than three spatial dimensions: the kernel runs its reference loops.
+  if (!window->has_value()) return absl::OkStatus();
+  ConvGeometry geometry;
+  geometry.window = **window;
+  geometry.channels = ctx.input(0).shape().dim(1);
+  geometry.out_channels = w.dim(0);
+  geometry.group = ctx.GetInt("group");
+  absl::StatusOr<PreparedConvWeights> prepared =
+      PrepareConvWeights(geometry, ctx.input(1).data<float>(), ctx.parallel_for());
+  if (!prepared.ok()) return Prefixed(step.label, prepared.status());
+  step.conv = std::make_unique<PreparedConvWeights>(*std::move(prepared));
+  const auto slot = [&](size_t i) {
+    return i < es.inputs.size() && es.inputs[i] >= 0 ? &slots_[es.inputs[i]] : nullptr;
+  };
+  step.conv_x = slot(0);
+  step.conv_bias = slot(2);
+  step.conv_residual = step.fused ? slot(3) : nullptr;
+  step.conv_y = &slots_[es.outputs[0]];
+  ++num_prepared_convolutions_;
+  return absl::OkStatus();
+}
+
+absl::Status CompiledProgram::BindFeeds(const std::vector<std::pair<std::string, Tensor>>& feeds) {
+  std::vector<bool> fed(inputs_.size(), false);
+  for (const auto& [name, tensor] : feeds) {
+    size_t i = 0;
+    while (i < inputs_.size() && inputs_[i].name != name) ++i;
+    if (i == inputs_.size()) {
+      std::vector<std::string> names;
+      for (const CompiledSignatureEntry& in : inputs_) names.push_back(in.name);
+      return absl::InvalidArgumentError(
+          absl::StrCat("feed '", name, "' is not an input of the program (inputs: ", absl::StrJoin(names, ", "), ")"));
+    }
+    if (fed[i]) return absl::InvalidArgumentError(absl::StrCat("input '", name, "' is fed twice"));
+    const CompiledSignatureEntry& want = inputs_[i];
+    if (tensor.dtype() != want.dtype || tensor.shape() != want.shape) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", name, "' must be ", DTypeName(want.dtype),
+                                                     want.shape.ToString(), ", but the feed is ",
+                                                     DTypeName(tensor.dtype()), tensor.shape().ToString()));
+    }
+    fed[i] = true;
+    // Read in place: the slot shares the caller's buffer.
+    slots_[input_values_[i]] = tensor;
+  }
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!fed[i]) {
+      return absl::InvalidArgumentError(absl::StrCat("input '", inputs_[i].name, "' (", DTypeName(inputs_[i].dtype),
+                                                     inputs_[i].shape.ToString(), ") is not fed"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                                         RunMetadata* metadata) {
+  absl::MutexLock lock(&run_mu_);
+  const uint64_t run_index = runs_++;
+  // Input and output slots go back to their data-less placeholders when the run ends,
+  // so the program holds none of the caller's buffers between runs.
+  const auto unbind = [this] {
+    for (int v : input_values_) slots_[v] = Tensor::Wrap(slots_[v].dtype(), slots_[v].shape(), nullptr, nullptr);
+    for (int v : output_values_) slots_[v] = Tensor::Wrap(slots_[v].dtype(), slots_[v].shape(), nullptr, nullptr);
+  };
+  if (absl::Status s = BindFeeds(feeds); !s.ok()) {
+    unbind();
+    return s;
+  }
+  for (int v : output_values_) {
+    Tensor& slot = slots_[v];
+    std::shared_ptr<void> block = AlignedBlock(static_cast<int64_t>(slot.num_bytes()));
+    void* data = block.get();
+    slot = Tensor::Wrap(slot.dtype(), slot.shape(), std::move(block), data);
+  }
+
+  if (metadata != nullptr) metadata->timings.clear();
+  const int64_t run_start = metadata != nullptr ? NowNs() : 0;
+  for (Step& step : steps_) {
+    const int64_t t0 = metadata != nullptr ? NowNs() : 0;
+    if (step.kind == ExecutableStep::Kind::kFunction) {
+      for (size_t a = 0; a < step.args.size(); ++a) step.arg_pointers[a] = step.args[a]->raw_data();
+      step.trampoline(step.function, step.arg_pointers.data());
+    } else if (step.conv != nullptr) {
+      const float* bias = step.conv_bias != nullptr ? step.conv_bias->data<float>() : nullptr;
+      const int64_t batch = step.conv_x->shape().dim(0);
+      if (step.fused) {
+        FusedConvForward(*step.conv, batch, step.conv_x->data<float>(), bias,
+                         step.conv_residual != nullptr ? step.conv_residual->data<float>() : nullptr, step.activation,
+                         step.conv_y->data<float>(), step.context->parallel_for());
+      } else {
+        ConvForward(*step.conv, batch, step.conv_x->data<float>(), bias, step.conv_y->data<float>(),
+                    step.context->parallel_for());
+      }
+    } else {
+      step.context->set_rng_key(options_.seed, run_index);
+      if (absl::Status s = (*step.kernel)(*step.context); !s.ok()) {
+        unbind();
+        return Prefixed(step.label, s);
+      }
+    }
+    if (metadata != nullptr) {
+      const int64_t t1 = NowNs();
+      metadata->timings.push_back(OpTiming{step.node, step.op, t0 - run_start, t1 - t0, 0});
+    }
+  }
+
+  std::vector<Tensor> results;
+  results.reserve(output_values_.size());
+  for (int v : output_values_) results.push_back(slots_[v]);
+  unbind();
+  if (metadata != nullptr) metadata->peak_bytes = peak_bytes();
+  return results;
+}
+
+}  // namespace tsr

@@ -1,0 +1,137 @@
+// The fusion passes on the ONNX zoo models (scripts/onnx_zoo_models.py: ResNet-18 and the
+// GPT-2 block, exported into a temporary folder, or every model found in $TESSERA_ZOO_DIR):
+// tsr-fuse-epilogues then tsr-fuse-regions must leave fewer kernels, and the fused module, with
+// every tsr.Fusion inlined back, must export to a graph that computes the model's outputs
+// (interpreter, 1e-5 relative to each output's largest magnitude). Prints the fusion report.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/conversion/graph_tsr.h"
+#include "compiler/conversion/mlir_diagnostics.h"
+#include "compiler/dialect/tsr_dialect.h"
+#include "compiler/transforms/epilogue_fusion.h"
+#include "compiler/transforms/fusion_report.h"
+#include "compiler/transforms/region_fusion.h"
+#include "graph/onnx/onnx_importer.h"
+#include "gtest/gtest.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/PassManager.h"
+#include "runtime/npy.h"
+#include "runtime/session.h"
+#include "tests/models/onnx_zoo_export.h"
+
+namespace tsr {
+namespace {
+
+void InlineFusions(mlir::ModuleOp module) {
+  llvm::SmallVector<mlir::tsr::FusionOp> fusions;
+  module.walk([&](mlir::tsr::FusionOp f) { fusions.push_back(f); });
+  for (mlir::tsr::FusionOp fusion : fusions) {
+    mlir::OpBuilder builder(fusion);
+    mlir::IRMapping mapping;
+    mlir::Block& body = fusion.getBody().front();
+    mapping.map(body.getArguments(), fusion.getInputs());
+    for (mlir::Operation& op : body.without_terminator()) builder.clone(op, mapping);
+    auto yield = llvm::cast<mlir::tsr::YieldOp>(body.getTerminator());
+    for (auto [result, value] : llvm::zip(fusion.getResults(), yield.getValues())) {
+      result.replaceAllUsesWith(mapping.lookup(value));
+    }
+    fusion.erase();
+  }
+}
+
+std::vector<Tensor> Run(const Graph& graph, const std::vector<std::string>& inputs, const Tensor& input) {
+  std::vector<std::string> fetches;
+  for (const SignatureEntry& out : graph.outputs()) fetches.push_back(out.name);
+  absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(graph.Clone());
+  EXPECT_TRUE(session.ok()) << session.status();
+  if (!session.ok()) return {};
+  absl::StatusOr<std::vector<Tensor>> out = (*session)->Run({{inputs.front(), input}}, fetches);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *std::move(out) : std::vector<Tensor>{};
+}
+
+void CheckModel(const std::string& dir, const std::string& name) {
+  SCOPED_TRACE(name);
+  absl::StatusOr<ImportedModel> model = ImportOnnxModel(absl::StrCat(dir, "/", name, "/model.onnx"));
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<Tensor> input = ReadNpy(absl::StrCat(dir, "/", name, "/input.npy"));
+  ASSERT_TRUE(input.ok()) << input.status();
+  ASSERT_EQ(model->input_names.size(), 1u);
+
+  mlir::DialectRegistry registry;
+  RegisterGraphDialects(registry);
+  mlir::MLIRContext context(registry, mlir::MLIRContext::Threading::DISABLED);
+  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = ImportGraph(context, model->graph);
+  ASSERT_TRUE(module.ok()) << module.status();
+  mlir::func::FuncOp main = *(*module)->getOps<mlir::func::FuncOp>().begin();
+  const FusionReport before = ReportFusion(main);
+  DiagnosticCollector diagnostics(context);
+  mlir::PassManager pm(&context);
+  pm.addNestedPass<mlir::func::FuncOp>(CreateEpilogueFusionPass());
+  pm.addNestedPass<mlir::func::FuncOp>(CreateRegionFusionPass());
+  ASSERT_TRUE(mlir::succeeded(pm.run(**module))) << diagnostics.Error("fusion failed");
+  const FusionReport after = ReportFusion(main);
+  std::printf("%s: %s; %lld library kernels, %lld ops in fusions, %lld ops in fused epilogues\n", name.c_str(),
+              FormatFusionReport(after).c_str(), static_cast<long long>(after.library_kernels),
+              static_cast<long long>(after.ops_in_fusions), static_cast<long long>(after.ops_in_epilogues));
+  EXPECT_LT(after.kernels, before.kernels);
+
+  InlineFusions(**module);
+  ASSERT_TRUE(mlir::succeeded(mlir::verify(**module)));
+  absl::StatusOr<Graph> fused = ExportGraph(**module);
+  ASSERT_TRUE(fused.ok()) << fused.status();
+  std::vector<Tensor> expected = Run(model->graph, model->input_names, *input);
+  std::vector<Tensor> actual = Run(*fused, model->input_names, *input);
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i) {
+    SCOPED_TRACE(model->graph.outputs()[i].name);
+    ASSERT_EQ(expected[i].type(), actual[i].type());
+    double scale = 0;
+    for (int64_t k = 0; k < expected[i].num_elements(); ++k) {
+      scale = std::max(scale, std::abs(expected[i].GetAsDouble(k)));
+    }
+    for (int64_t k = 0; k < expected[i].num_elements(); ++k) {
+      ASSERT_NEAR(actual[i].GetAsDouble(k), expected[i].GetAsDouble(k), 1e-5 * scale) << "element " << k;
+    }
+  }
+}
+
+TEST(FusionModels, ZooModelsKeepTheirOutputs) {
+  const char* zoo = std::getenv("TESSERA_ZOO_DIR");
+  std::string dir;
+  std::vector<std::string> models = {"resnet18", "gpt_block"};
+  bool temporary = false;
+  if (zoo != nullptr) {
+    dir = zoo;
+    models = {"mlp", "lenet", "resnet18", "mobilenet_v2", "gpt_block"};
+  } else {
+    if (std::getenv("TESSERA_SOURCE_DIR") == nullptr) GTEST_SKIP() << "TESSERA_SOURCE_DIR is not set (CTest sets it)";
+    dir = absl::StrCat(::testing::TempDir(), "/tsr_fusion_zoo_", ::getpid());
+    std::filesystem::create_directories(dir);
+    temporary = true;
+    const absl::Status exported = testing::ExportOnnxZoo(dir, models);
+    ASSERT_TRUE(exported.ok()) << exported;
+  }
+  for (const std::string& model : models) {
+    if (!std::filesystem::exists(absl::StrCat(dir, "/", model, "/model.onnx"))) continue;
+    CheckModel(dir, model);
+  }
+  if (temporary) std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tsr
