@@ -20,65 +20,22 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "runtime/session.h"
+#include "tests/compiler/transforms/pass_test_util.h"
 
 namespace tsr {
 namespace {
 
+using pass_test::CountOp;
+using pass_test::RandomTensor;
+
 absl::StatusOr<Graph> FuseEpilogues(const Graph& graph) {
-  mlir::DialectRegistry registry;
-  RegisterGraphDialects(registry);
-  mlir::MLIRContext context(registry);
-  absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> module = ImportGraph(context, graph);
-  if (!module.ok()) return module.status();
-  DiagnosticCollector diagnostics(context);
-  mlir::PassManager pm(&context);
-  pm.addNestedPass<mlir::func::FuncOp>(CreateEpilogueFusionPass());
-  if (mlir::failed(pm.run(**module))) return diagnostics.Error("tsr-fuse-epilogues failed");
-  return ExportGraph(**module);
-}
-
-int CountOp(const Graph& g, absl::string_view op) {
-  int n = 0;
-  for (const Node* node : g.nodes()) n += node->op() == op;
-  return n;
-}
-
-Tensor RandomTensor(const Shape& shape, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t(DType::kF32, shape);
-  for (float& v : t.flat<float>()) v = dist(rng);
-  return t;
-}
-
-std::vector<Tensor> Run(const Graph& graph, const std::vector<std::pair<std::string, Tensor>>& feeds) {
-  std::vector<std::string> fetches;
-  for (const SignatureEntry& out : graph.outputs()) fetches.push_back(out.name);
-  absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(graph.Clone(), {.device = "reference"});
-  EXPECT_TRUE(session.ok()) << session.status();
-  if (!session.ok()) return {};
-  absl::StatusOr<std::vector<Tensor>> out = (*session)->Run(feeds, fetches);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *std::move(out) : std::vector<Tensor>{};
+  return pass_test::RunPass(graph, CreateEpilogueFusionPass());
 }
 
 // Every output agrees to 1e-5 relative to the tensor's largest magnitude.
 void ExpectSameOutputs(const Graph& before, const Graph& after,
                        const std::vector<std::pair<std::string, Tensor>>& feeds) {
-  std::vector<Tensor> expected = Run(before, feeds);
-  std::vector<Tensor> actual = Run(after, feeds);
-  ASSERT_EQ(expected.size(), before.outputs().size());
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    SCOPED_TRACE(before.outputs()[i].name);
-    ASSERT_EQ(expected[i].type(), actual[i].type());
-    double scale = 0;
-    for (int64_t k = 0; k < expected[i].num_elements(); ++k) {
-      scale = std::max(scale, std::abs(expected[i].GetAsDouble(k)));
-    }
-    for (int64_t k = 0; k < expected[i].num_elements(); ++k) {
-      ASSERT_NEAR(actual[i].GetAsDouble(k), expected[i].GetAsDouble(k), 1e-5 * scale) << "element " << k;
-    }
-  }
+  pass_test::ExpectSameOutputs(before, after, feeds, 1e-5);
 }
 
 // A ResNet basic block after BatchNorm folding: conv + bias + relu, conv + bias + shortcut + relu.
@@ -89,12 +46,12 @@ TEST(EpilogueFusion, ResNetBasicBlock) {
   GraphBuilder b;
   Output x = b.Input("x", DType::kF32, {kBatchDim, 4, 6, 6});
   const ops::ConvOptions same = {.pads = {1, 1, 1, 1}, .kernel_shape = {3, 3}};
-  Output y = ops::Conv(b, x, ops::Const(b, RandomTensor({4, 4, 3, 3}, rng)), same, "conv1");
-  y = ops::Add(b, y, ops::Const(b, RandomTensor({4, 1, 1}, rng)), "bn1");
+  Output y = ops::Conv(b, x, ops::Const(b, RandomTensor(DType::kF32, {4, 4, 3, 3}, rng)), same, "conv1");
+  y = ops::Add(b, y, ops::Const(b, RandomTensor(DType::kF32, {4, 1, 1}, rng)), "bn1");
   y = ops::Relu(b, y, "relu1");
-  y = ops::Conv(b, y, ops::Const(b, RandomTensor({4, 4, 3, 3}, rng)), ops::Const(b, RandomTensor({4}, rng)), same,
-                "conv2");
-  y = ops::Add(b, ops::Const(b, RandomTensor({1, 4, 1, 1}, rng)), y, "bn2");
+  y = ops::Conv(b, y, ops::Const(b, RandomTensor(DType::kF32, {4, 4, 3, 3}, rng)),
+                ops::Const(b, RandomTensor(DType::kF32, {4}, rng)), same, "conv2");
+  y = ops::Add(b, ops::Const(b, RandomTensor(DType::kF32, {1, 4, 1, 1}, rng)), y, "bn2");
   y = ops::Add(b, x, y, "shortcut");
   y = ops::Relu(b, y, "relu2");
   b.MarkOutput("y", y);
@@ -109,7 +66,7 @@ TEST(EpilogueFusion, ResNetBasicBlock) {
   EXPECT_EQ(CountOp(*fused, "Relu"), 0);
   EXPECT_NE(fused->FindNode("conv1+bn1+relu1"), nullptr);
   EXPECT_NE(fused->FindNode("conv2+bn2+shortcut+relu2"), nullptr);
-  ExpectSameOutputs(*graph, *fused, {{"x", RandomTensor({2, 4, 6, 6}, rng)}});
+  ExpectSameOutputs(*graph, *fused, {{"x", RandomTensor(DType::kF32, {2, 4, 6, 6}, rng)}});
 }
 
 // The GPT-2 block's MLP: MatMul + bias + Gelu, MatMul + bias + residual.
@@ -119,11 +76,11 @@ TEST(EpilogueFusion, Gpt2Mlp) {
   std::mt19937 rng(seed);
   GraphBuilder b;
   Output x = b.Input("x", DType::kF32, {kBatchDim, 8, 16});
-  Output h = ops::MatMul(b, x, ops::Const(b, RandomTensor({16, 64}, rng)), "fc");
-  h = ops::Add(b, h, ops::Const(b, RandomTensor({64}, rng)), "fc_bias");
+  Output h = ops::MatMul(b, x, ops::Const(b, RandomTensor(DType::kF32, {16, 64}, rng)), "fc");
+  h = ops::Add(b, h, ops::Const(b, RandomTensor(DType::kF32, {64}, rng)), "fc_bias");
   h = ops::Gelu(b, h, "none", "gelu");
-  h = ops::MatMul(b, h, ops::Const(b, RandomTensor({64, 16}, rng)), "proj");
-  h = ops::Add(b, h, ops::Const(b, RandomTensor({16}, rng)), "proj_bias");
+  h = ops::MatMul(b, h, ops::Const(b, RandomTensor(DType::kF32, {64, 16}, rng)), "proj");
+  h = ops::Add(b, h, ops::Const(b, RandomTensor(DType::kF32, {16}, rng)), "proj_bias");
   h = ops::Add(b, h, x, "residual");
   b.MarkOutput("y", h);
   absl::StatusOr<Graph> graph = b.Finish();
@@ -134,7 +91,7 @@ TEST(EpilogueFusion, Gpt2Mlp) {
   EXPECT_EQ(CountOp(*fused, "FusedMatMul"), 2);
   EXPECT_EQ(CountOp(*fused, "MatMul") + CountOp(*fused, "Add") + CountOp(*fused, "Gelu"), 0);
   EXPECT_NE(fused->FindNode("fc+fc_bias+gelu"), nullptr);
-  ExpectSameOutputs(*graph, *fused, {{"x", RandomTensor({3, 8, 16}, rng)}});
+  ExpectSameOutputs(*graph, *fused, {{"x", RandomTensor(DType::kF32, {3, 8, 16}, rng)}});
 }
 
 // Gemm (transB, C bias) + Clip, MatMul + a fed [N] bias + LeakyRelu, MatMul + Sigmoid / Tanh,
@@ -146,15 +103,15 @@ TEST(EpilogueFusion, GemmMatMulActivations) {
   GraphBuilder b;
   Output a = b.Input("a", DType::kF32, {kBatchDim, 8});
   Output v = b.Input("v", DType::kF32, {16});
-  Output g = ops::Gemm(b, a, ops::Const(b, RandomTensor({16, 8}, rng)), ops::Const(b, RandomTensor({16}, rng)),
-                       {.trans_b = true}, "gemm");
+  Output g = ops::Gemm(b, a, ops::Const(b, RandomTensor(DType::kF32, {16, 8}, rng)),
+                       ops::Const(b, RandomTensor(DType::kF32, {16}, rng)), {.trans_b = true}, "gemm");
   g = ops::Clip(b, g, -0.5, 0.5, "clip");
-  Output m = ops::MatMul(b, a, ops::Const(b, RandomTensor({8, 16}, rng)), "mm");
+  Output m = ops::MatMul(b, a, ops::Const(b, RandomTensor(DType::kF32, {8, 16}, rng)), "mm");
   m = ops::Add(b, v, m, "mm_bias");
   m = ops::LeakyRelu(b, m, 0.2, "leaky");
-  Output s = ops::Sigmoid(b, ops::MatMul(b, a, ops::Const(b, RandomTensor({8, 16}, rng))), "sigmoid");
-  Output t = ops::Tanh(b, ops::MatMul(b, a, ops::Const(b, RandomTensor({8, 16}, rng))), "tanh");
-  Output shared = ops::MatMul(b, a, ops::Const(b, RandomTensor({8, 16}, rng)), "shared");
+  Output s = ops::Sigmoid(b, ops::MatMul(b, a, ops::Const(b, RandomTensor(DType::kF32, {8, 16}, rng))), "sigmoid");
+  Output t = ops::Tanh(b, ops::MatMul(b, a, ops::Const(b, RandomTensor(DType::kF32, {8, 16}, rng))), "tanh");
+  Output shared = ops::MatMul(b, a, ops::Const(b, RandomTensor(DType::kF32, {8, 16}, rng)), "shared");
   Output r = ops::Relu(b, shared, "relu");
   b.MarkOutput("g", g);
   b.MarkOutput("m", m);
@@ -171,7 +128,8 @@ TEST(EpilogueFusion, GemmMatMulActivations) {
   EXPECT_EQ(CountOp(*fused, "Gemm"), 0);
   EXPECT_EQ(CountOp(*fused, "MatMul"), 1);
   EXPECT_EQ(CountOp(*fused, "Relu"), 1);
-  ExpectSameOutputs(*graph, *fused, {{"a", RandomTensor({5, 8}, rng)}, {"v", RandomTensor({16}, rng)}});
+  ExpectSameOutputs(*graph, *fused,
+                    {{"a", RandomTensor(DType::kF32, {5, 8}, rng)}, {"v", RandomTensor(DType::kF32, {16}, rng)}});
 }
 
 }  // namespace

@@ -31,27 +31,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "runtime/npy.h"
 #include "runtime/session.h"
+#include "tests/compiler/transforms/pass_test_util.h"
 #include "tests/models/onnx_zoo_export.h"
 
 namespace tsr {
 namespace {
 
-void InlineFusions(mlir::ModuleOp module) {
-  llvm::SmallVector<mlir::tsr::FusionOp> fusions;
-  module.walk([&](mlir::tsr::FusionOp f) { fusions.push_back(f); });
-  for (mlir::tsr::FusionOp fusion : fusions) {
-    mlir::OpBuilder builder(fusion);
-    mlir::IRMapping mapping;
-    mlir::Block& body = fusion.getBody().front();
-    mapping.map(body.getArguments(), fusion.getInputs());
-    for (mlir::Operation& op : body.without_terminator()) builder.clone(op, mapping);
-    auto yield = llvm::cast<mlir::tsr::YieldOp>(body.getTerminator());
-    for (auto [result, value] : llvm::zip(fusion.getResults(), yield.getValues())) {
-      result.replaceAllUsesWith(mapping.lookup(value));
-    }
-    fusion.erase();
-  }
-}
+using pass_test::InlineFusions;
 
 std::vector<Tensor> Run(const Graph& graph, const std::vector<std::string>& inputs, const Tensor& input) {
   std::vector<std::string> fetches;
@@ -99,14 +85,7 @@ void CheckModel(const std::string& dir, const std::string& name) {
   ASSERT_EQ(actual.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
     SCOPED_TRACE(model->graph.outputs()[i].name);
-    ASSERT_EQ(expected[i].type(), actual[i].type());
-    double scale = 0;
-    for (int64_t k = 0; k < expected[i].num_elements(); ++k) {
-      scale = std::max(scale, std::abs(expected[i].GetAsDouble(k)));
-    }
-    for (int64_t k = 0; k < expected[i].num_elements(); ++k) {
-      ASSERT_NEAR(actual[i].GetAsDouble(k), expected[i].GetAsDouble(k), 1e-5 * scale) << "element " << k;
-    }
+    pass_test::ExpectClose(expected[i], actual[i], 1e-5);
   }
 }
 

@@ -25,27 +25,13 @@
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "runtime/session.h"
+#include "tests/compiler/transforms/pass_test_util.h"
 
 namespace tsr {
 namespace {
 
-// Replaces every tsr.Fusion by the ops of its body (the fusion's inputs for its arguments).
-void InlineFusions(mlir::ModuleOp module) {
-  llvm::SmallVector<mlir::tsr::FusionOp> fusions;
-  module.walk([&](mlir::tsr::FusionOp f) { fusions.push_back(f); });
-  for (mlir::tsr::FusionOp fusion : fusions) {
-    mlir::OpBuilder builder(fusion);
-    mlir::IRMapping mapping;
-    mlir::Block& body = fusion.getBody().front();
-    mapping.map(body.getArguments(), fusion.getInputs());
-    for (mlir::Operation& op : body.without_terminator()) builder.clone(op, mapping);
-    auto yield = llvm::cast<mlir::tsr::YieldOp>(body.getTerminator());
-    for (auto [result, value] : llvm::zip(fusion.getResults(), yield.getValues())) {
-      result.replaceAllUsesWith(mapping.lookup(value));
-    }
-    fusion.erase();
-  }
-}
+using pass_test::InlineFusions;
+using pass_test::RandomTensor;
 
 struct Fused {
   int fusions = 0;
@@ -80,38 +66,10 @@ absl::StatusOr<Fused> FuseRegions(const Graph& graph) {
   return fused;
 }
 
-Tensor RandomTensor(const Shape& shape, std::mt19937& rng) {
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  Tensor t(DType::kF32, shape);
-  for (float& v : t.flat<float>()) v = dist(rng);
-  return t;
-}
-
-std::vector<Tensor> Run(const Graph& graph, const std::vector<std::pair<std::string, Tensor>>& feeds) {
-  std::vector<std::string> fetches;
-  for (const SignatureEntry& out : graph.outputs()) fetches.push_back(out.name);
-  absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(graph.Clone(), {.device = "reference"});
-  EXPECT_TRUE(session.ok()) << session.status();
-  if (!session.ok()) return {};
-  absl::StatusOr<std::vector<Tensor>> out = (*session)->Run(feeds, fetches);
-  EXPECT_TRUE(out.ok()) << out.status();
-  return out.ok() ? *std::move(out) : std::vector<Tensor>{};
-}
-
 // The inlined graph runs the same ops in another order: results agree exactly.
 void ExpectSameOutputs(const Graph& before, const Graph& after,
                        const std::vector<std::pair<std::string, Tensor>>& feeds) {
-  std::vector<Tensor> expected = Run(before, feeds);
-  std::vector<Tensor> actual = Run(after, feeds);
-  ASSERT_EQ(expected.size(), before.outputs().size());
-  ASSERT_EQ(actual.size(), expected.size());
-  for (size_t i = 0; i < expected.size(); ++i) {
-    SCOPED_TRACE(before.outputs()[i].name);
-    ASSERT_EQ(expected[i].type(), actual[i].type());
-    for (int64_t k = 0; k < expected[i].num_elements(); ++k) {
-      ASSERT_EQ(actual[i].GetAsDouble(k), expected[i].GetAsDouble(k)) << "element " << k;
-    }
-  }
+  pass_test::ExpectSameOutputs(before, after, feeds, 0.0);
 }
 
 // Attention scores and a residual LayerNormalization, as in a GPT-2 block (batch bound to 2).
@@ -126,15 +84,15 @@ TEST(RegionFusion, AttentionSoftmaxAndResidualLayerNorm) {
   Output attn = b.Input("attn", DType::kF32, {2, 16, 32});
   // Softmax(scores * scale + mask) then a MatMul: one reduction fusion.
   Output s = ops::Mul(b, scores, ops::Scalar(b, 0.125f));
-  s = ops::Add(b, s, ops::Const(b, RandomTensor({1, 1, 16, 16}, rng)));
+  s = ops::Add(b, s, ops::Const(b, RandomTensor(DType::kF32, {1, 1, 16, 16}, rng)));
   s = ops::Softmax(b, s, -1);
   b.MarkOutput("context", ops::MatMul(b, s, v));
   // h = x + attn is the residual stream (an output) and LayerNormalization's input; the
   // scale-and-shift after it joins: one multi-output reduction fusion.
   Output h = ops::Add(b, x, attn);
-  Output ln =
-      ops::LayerNormalization(b, h, ops::Const(b, RandomTensor({32}, rng)), ops::Const(b, RandomTensor({32}, rng)));
-  ln = ops::Add(b, ops::Mul(b, ln, ops::Const(b, RandomTensor({32}, rng))), ops::Scalar(b, 0.5f));
+  Output ln = ops::LayerNormalization(b, h, ops::Const(b, RandomTensor(DType::kF32, {32}, rng)),
+                                      ops::Const(b, RandomTensor(DType::kF32, {32}, rng)));
+  ln = ops::Add(b, ops::Mul(b, ln, ops::Const(b, RandomTensor(DType::kF32, {32}, rng))), ops::Scalar(b, 0.5f));
   b.MarkOutput("h", h);
   b.MarkOutput("ln", ln);
   absl::StatusOr<Graph> graph = b.Finish();
@@ -149,10 +107,10 @@ TEST(RegionFusion, AttentionSoftmaxAndResidualLayerNorm) {
   EXPECT_EQ(fused->report.kernels, 3);
   EXPECT_EQ(fused->report.ops_in_fusions, 7);
   ExpectSameOutputs(*graph, fused->inlined,
-                    {{"scores", RandomTensor({2, 4, 16, 16}, rng)},
-                     {"v", RandomTensor({2, 4, 16, 8}, rng)},
-                     {"x", RandomTensor({2, 16, 32}, rng)},
-                     {"attn", RandomTensor({2, 16, 32}, rng)}});
+                    {{"scores", RandomTensor(DType::kF32, {2, 4, 16, 16}, rng)},
+                     {"v", RandomTensor(DType::kF32, {2, 4, 16, 8}, rng)},
+                     {"x", RandomTensor(DType::kF32, {2, 16, 32}, rng)},
+                     {"attn", RandomTensor(DType::kF32, {2, 16, 32}, rng)}});
 }
 
 // Elementwise chains around library ops: a cycle through a MatMul splits a chain, a cheap
@@ -164,8 +122,8 @@ TEST(RegionFusion, ChainsCyclesAndRecomputation) {
   std::mt19937 rng(seed);
   GraphBuilder b;
   Output x = b.Input("x", DType::kF32, {4, 8});
-  Output r = ops::Relu(b, ops::Add(b, x, ops::Const(b, RandomTensor({8}, rng))));
-  Output m = ops::MatMul(b, r, ops::Const(b, RandomTensor({8, 8}, rng)));
+  Output r = ops::Relu(b, ops::Add(b, x, ops::Const(b, RandomTensor(DType::kF32, {8}, rng))));
+  Output m = ops::MatMul(b, r, ops::Const(b, RandomTensor(DType::kF32, {8, 8}, rng)));
   b.MarkOutput("y", ops::Tanh(b, ops::Add(b, r, m)));  // r -> m -> Add: Add cannot join r's fusion
   Output relu = ops::Relu(b, m);
   b.MarkOutput("sum", ops::ReduceSum(b, relu, {1}));
@@ -185,7 +143,7 @@ TEST(RegionFusion, ChainsCyclesAndRecomputation) {
   EXPECT_EQ(fused->multi_output_fusions, 1);  // Exp is also read by ReduceMin
   EXPECT_EQ(fused->report.kernels, 7);
   EXPECT_EQ(fused->report.ops_in_fusions, 12);
-  ExpectSameOutputs(*graph, fused->inlined, {{"x", RandomTensor({4, 8}, rng)}});
+  ExpectSameOutputs(*graph, fused->inlined, {{"x", RandomTensor(DType::kF32, {4, 8}, rng)}});
 }
 
 }  // namespace

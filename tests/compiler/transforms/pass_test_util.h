@@ -1,8 +1,8 @@
-// Helpers of the simplification pass tests (simplify_*_test.cc): run one pass over a Graph
-// through the tsr dialect (import, pass, export), run graphs with the interpreter, and compare
-// outputs with a relative tolerance.
-#ifndef TESSERA_TESTS_COMPILER_TRANSFORMS_SIMPLIFY_TEST_UTIL_H_
-#define TESSERA_TESTS_COMPILER_TRANSFORMS_SIMPLIFY_TEST_UTIL_H_
+// Helpers of the pass tests (tests/compiler/transforms/*_test.cc): run one pass over a Graph
+// through the tsr dialect (import, pass, export), inline tsr.Fusion regions back, run graphs
+// with the interpreter, and compare outputs with a relative tolerance.
+#ifndef TESSERA_TESTS_COMPILER_TRANSFORMS_PASS_TEST_UTIL_H_
+#define TESSERA_TESTS_COMPILER_TRANSFORMS_PASS_TEST_UTIL_H_
 
 #include <algorithm>
 #include <cmath>
@@ -17,17 +17,19 @@
 #include "absl/strings/string_view.h"
 #include "compiler/conversion/graph_tsr.h"
 #include "compiler/conversion/mlir_diagnostics.h"
+#include "compiler/dialect/tsr_dialect.h"
 #include "graph/builder/graph_builder.h"
 #include "graph/builder/ops.h"
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "runtime/session.h"
 
-namespace tsr::simplify_test {
+namespace tsr::pass_test {
 
 // Graph -> tsr -> `pass` on @main -> Graph.
 inline absl::StatusOr<Graph> RunPass(const Graph& graph, std::unique_ptr<mlir::Pass> pass) {
@@ -41,6 +43,25 @@ inline absl::StatusOr<Graph> RunPass(const Graph& graph, std::unique_ptr<mlir::P
   pm.addNestedPass<mlir::func::FuncOp>(std::move(pass));
   if (mlir::failed(pm.run(**module))) return diagnostics.Error("the pass failed");
   return ExportGraph(**module);
+}
+
+// Replaces every tsr.Fusion by the ops of its body (the fusion's inputs for its arguments), so
+// that a fused module exports to a Graph the interpreter runs.
+inline void InlineFusions(mlir::ModuleOp module) {
+  llvm::SmallVector<mlir::tsr::FusionOp> fusions;
+  module.walk([&](mlir::tsr::FusionOp f) { fusions.push_back(f); });
+  for (mlir::tsr::FusionOp fusion : fusions) {
+    mlir::OpBuilder builder(fusion);
+    mlir::IRMapping mapping;
+    mlir::Block& body = fusion.getBody().front();
+    mapping.map(body.getArguments(), fusion.getInputs());
+    for (mlir::Operation& op : body.without_terminator()) builder.clone(op, mapping);
+    auto yield = llvm::cast<mlir::tsr::YieldOp>(body.getTerminator());
+    for (auto [result, value] : llvm::zip(fusion.getResults(), yield.getValues())) {
+      result.replaceAllUsesWith(mapping.lookup(value));
+    }
+    fusion.erase();
+  }
 }
 
 inline int CountOp(const Graph& g, absl::string_view op) {
@@ -106,6 +127,6 @@ inline void ExpectSameOutputs(const Graph& before, const Graph& after,
   }
 }
 
-}  // namespace tsr::simplify_test
+}  // namespace tsr::pass_test
 
-#endif  // TESSERA_TESTS_COMPILER_TRANSFORMS_SIMPLIFY_TEST_UTIL_H_
+#endif  // TESSERA_TESTS_COMPILER_TRANSFORMS_PASS_TEST_UTIL_H_

@@ -9,15 +9,15 @@
 #include "graph/builder/graph_builder.h"
 #include "graph/builder/ops.h"
 #include "gtest/gtest.h"
-#include "tests/compiler/transforms/simplify_test_util.h"
+#include "tests/compiler/transforms/pass_test_util.h"
 
 namespace tsr {
 namespace {
 
-using simplify_test::CountOp;
-using simplify_test::RandomTensor;
-using simplify_test::RunGraph;
-using simplify_test::RunPass;
+using pass_test::CountOp;
+using pass_test::RandomTensor;
+using pass_test::RunGraph;
+using pass_test::RunPass;
 
 constexpr unsigned kSeed = 7;
 

@@ -7,16 +7,16 @@
 #include "graph/builder/graph_builder.h"
 #include "graph/builder/ops.h"
 #include "gtest/gtest.h"
-#include "tests/compiler/transforms/simplify_test_util.h"
+#include "tests/compiler/transforms/pass_test_util.h"
 
 namespace tsr {
 namespace {
 
-using simplify_test::CountOp;
-using simplify_test::ExpectSameOutputs;
-using simplify_test::RandomConst;
-using simplify_test::RandomTensor;
-using simplify_test::RunPass;
+using pass_test::CountOp;
+using pass_test::ExpectSameOutputs;
+using pass_test::RandomConst;
+using pass_test::RandomTensor;
+using pass_test::RunPass;
 
 constexpr unsigned kSeed = 42;
 
