@@ -16,16 +16,13 @@
 // shared by every image and thread; the bias is Sgemm's row_bias epilogue.
 // More than three spatial dimensions run the reference kernel.
 // The choice and the weight preparation live in conv_prepared.h, which the compiler
-// also calls once for constant weights; here they are redone on every call, into a
-// per-thread object whose memory is reused.
+// also calls once for constant weights; here they are redone on every call, into the
+// per-thread object PrepareConvWeightsForCall reuses (shared with FusedConv).
 #include <optional>
 
-#include "absl/types/span.h"
 #include "graph/dtype.h"
-#include "graph/ops/conv_geometry.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/conv_prepared.h"
-#include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
@@ -35,36 +32,17 @@ namespace tsr {
 namespace {
 
 absl::Status ConvKernel(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const Tensor& wt = ctx.input(1);
-  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
-  if (!spec.ok()) return ctx.Error(spec.status().message());
-  spec->kernel.assign(wt.shape().dims().begin() + 2, wt.shape().dims().end());
-  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
-  absl::StatusOr<WindowGeometry> geometry = ComputeWindowGeometry(in_spatial, *spec);
-  if (!geometry.ok()) return ctx.Error(geometry.status().message());
-  const std::optional<Window3d> window = MakeWindow3d(in_spatial, *geometry);
-  if (!window.has_value()) {
+  absl::StatusOr<std::optional<ConvGeometry>> geometry = NodeConvGeometry(ctx);
+  if (!geometry.ok()) return geometry.status();
+  if (!geometry->has_value()) {
     // Declined: four or more spatial dimensions are rare enough for the reference loops.
     return RunReferenceKernel(ctx);
   }
-  ConvGeometry conv;
-  conv.window = *window;
-  conv.channels = x.shape().dim(1);
-  conv.out_channels = wt.shape().dim(0);
-  conv.group = ctx.GetInt("group");
-
-  // Reused from call to call on this thread (the packed weights are megabytes:
-  // fresh pages every call would cost as much as the packing). Per call: the weights
-  // are borrowed, so the object must not be used past this call.
-  thread_local PreparedConvWeights prepared;
-  if (absl::Status status =
-          PrepareConvWeightsInto(conv, wt.data<float>(), /*per_call=*/true, ctx.parallel_for(), &prepared);
-      !status.ok()) {
-    return ctx.Error(status.message());
-  }
-  ConvForward(prepared, x.shape().dim(0), x.data<float>(), ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
-              ctx.output(0).data<float>(), ctx.parallel_for());
+  absl::StatusOr<const PreparedConvWeights*> prepared =
+      PrepareConvWeightsForCall(**geometry, ctx.input(1).data<float>(), ctx.parallel_for());
+  if (!prepared.ok()) return ctx.Error(prepared.status().message());
+  ConvForward(**prepared, ctx.input(0).shape().dim(0), ctx.input(0).data<float>(),
+              ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr, ctx.output(0).data<float>(), ctx.parallel_for());
   return absl::OkStatus();
 }
 

@@ -14,6 +14,7 @@
 #include "kernels/cpu/conv_im2col_row.h"
 #include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/node_window.h"
 
 namespace tsr {
 
@@ -233,6 +234,28 @@ void ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float
       return;
     }
   }
+}
+
+absl::StatusOr<std::optional<ConvGeometry>> NodeConvGeometry(const KernelContext& ctx) {
+  const Shape& w = ctx.input(1).shape();
+  const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
+  absl::StatusOr<std::optional<Window3d>> window = NodeWindow3d(ctx, 0, kernel);
+  if (!window.ok()) return window.status();
+  if (!window->has_value()) return std::nullopt;
+  ConvGeometry geometry;
+  geometry.window = **window;
+  geometry.channels = ctx.input(0).shape().dim(1);
+  geometry.out_channels = w.dim(0);
+  geometry.group = ctx.GetInt("group");
+  return geometry;
+}
+
+absl::StatusOr<const PreparedConvWeights*> PrepareConvWeightsForCall(const ConvGeometry& geometry, const float* weights,
+                                                                     const ParallelForFn& parallel_for) {
+  thread_local PreparedConvWeights prepared;
+  absl::Status status = PrepareConvWeightsInto(geometry, weights, /*per_call=*/true, parallel_for, &prepared);
+  if (!status.ok()) return status;
+  return &prepared;
 }
 
 }  // namespace tsr

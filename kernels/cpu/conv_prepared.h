@@ -15,6 +15,7 @@
 #define TESSERA_KERNELS_CPU_CONV_PREPARED_H_
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -93,6 +94,18 @@ absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* w
 // do not depend on the split.
 void ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias, float* y,
                  const ParallelForFn& parallel_for = nullptr);
+
+// The convolution of a Conv-like node (Conv, FusedConv: X is input 0, W input 1, the
+// Conv attributes). Nullopt for more than three spatial dimensions (callers run the
+// reference kernel); an error naming the node for an invalid geometry.
+absl::StatusOr<std::optional<ConvGeometry>> NodeConvGeometry(const KernelContext& ctx);
+
+// The cpu Conv-like kernels' per-call preparation: `weights` prepared (per_call) into
+// this thread's object, whose memory is reused from call to call (the packed weights
+// are megabytes: fresh pages every call would cost as much as the packing) and shared
+// by every such kernel. The weights are borrowed: the object is valid for this call only.
+absl::StatusOr<const PreparedConvWeights*> PrepareConvWeightsForCall(const ConvGeometry& geometry, const float* weights,
+                                                                     const ParallelForFn& parallel_for);
 
 }  // namespace tsr
 

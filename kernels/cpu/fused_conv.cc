@@ -9,11 +9,8 @@
 #include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "absl/types/span.h"
 #include "graph/dtype.h"
-#include "graph/ops/conv_geometry.h"
 #include "graph/tensor.h"
-#include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/reference_fallback.h"
@@ -38,16 +35,10 @@ absl::Status FusedConvKernel(KernelContext& ctx) {
   absl::StatusOr<FusedActivation> activation = ParseFusedActivation(ctx);
   if (!activation.ok()) return ctx.Error(activation.status().message());
   const Tensor& x = ctx.input(0);
-  const Tensor& wt = ctx.input(1);
   Tensor& y = ctx.output(0);
-  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
-  if (!spec.ok()) return ctx.Error(spec.status().message());
-  spec->kernel.assign(wt.shape().dims().begin() + 2, wt.shape().dims().end());
-  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.shape().dims()).subspan(2);
-  absl::StatusOr<WindowGeometry> geometry = ComputeWindowGeometry(in_spatial, *spec);
-  if (!geometry.ok()) return ctx.Error(geometry.status().message());
-  const std::optional<Window3d> window = MakeWindow3d(in_spatial, *geometry);
-  if (!window.has_value()) {
+  absl::StatusOr<std::optional<ConvGeometry>> geometry = NodeConvGeometry(ctx);
+  if (!geometry.ok()) return geometry.status();
+  if (!geometry->has_value()) {
     // Declined: four or more spatial dimensions are rare enough for the reference loops.
     return RunReferenceKernel(ctx);
   }
@@ -55,23 +46,13 @@ absl::Status FusedConvKernel(KernelContext& ctx) {
     return ctx.Error(absl::StrCat("input 3 ('Z') has shape ", ctx.input(3).shape().ToString(),
                                   " but must have the output's shape ", y.shape().ToString()));
   }
-  ConvGeometry conv;
-  conv.window = *window;
-  conv.channels = x.shape().dim(1);
-  conv.out_channels = wt.shape().dim(0);
-  conv.group = ctx.GetInt("group");
-
-  // As in the Conv kernel: reused from call to call on this thread, weights borrowed
-  // for this call only.
-  thread_local PreparedConvWeights prepared;
-  if (absl::Status status =
-          PrepareConvWeightsInto(conv, wt.data<float>(), /*per_call=*/true, ctx.parallel_for(), &prepared);
-      !status.ok()) {
-    return ctx.Error(status.message());
-  }
-  FusedConvForward(prepared, x.shape().dim(0), x.data<float>(), ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
-                   ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr, *activation, y.data<float>(),
-                   ctx.parallel_for());
+  // As in the Conv kernel: this thread's reused object, weights borrowed for this call only.
+  absl::StatusOr<const PreparedConvWeights*> prepared =
+      PrepareConvWeightsForCall(**geometry, ctx.input(1).data<float>(), ctx.parallel_for());
+  if (!prepared.ok()) return ctx.Error(prepared.status().message());
+  FusedConvForward(
+      **prepared, x.shape().dim(0), x.data<float>(), ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
+      ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr, *activation, y.data<float>(), ctx.parallel_for());
   return absl::OkStatus();
 }
 

@@ -18,7 +18,6 @@
 #include "kernels/cpu/conv_prepared.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/fused_conv.h"
-#include "kernels/cpu/node_window.h"
 #include "kernels/kernel.h"
 #include "runtime/native/object_loader.h"
 #include "runtime/native/target_description.h"
@@ -327,19 +326,12 @@ absl::Status CompiledProgram::PrepareConvolution(const Executable& e, int s, Ste
                                                      ctx.output(0).shape().ToString()));
     }
   }
-  const Shape& w = ctx.input(1).shape();
-  const std::vector<int64_t> kernel(w.dims().begin() + 2, w.dims().end());
-  absl::StatusOr<std::optional<Window3d>> window = NodeWindow3d(ctx, 0, kernel);
-  if (!window.ok()) return Prefixed(step.label, window.status());
+  absl::StatusOr<std::optional<ConvGeometry>> geometry = NodeConvGeometry(ctx);
+  if (!geometry.ok()) return Prefixed(step.label, geometry.status());
   // More than three spatial dimensions: the kernel runs its reference loops.
-  if (!window->has_value()) return absl::OkStatus();
-  ConvGeometry geometry;
-  geometry.window = **window;
-  geometry.channels = ctx.input(0).shape().dim(1);
-  geometry.out_channels = w.dim(0);
-  geometry.group = ctx.GetInt("group");
+  if (!geometry->has_value()) return absl::OkStatus();
   absl::StatusOr<PreparedConvWeights> prepared =
-      PrepareConvWeights(geometry, ctx.input(1).data<float>(), ctx.parallel_for());
+      PrepareConvWeights(**geometry, ctx.input(1).data<float>(), ctx.parallel_for());
   if (!prepared.ok()) return Prefixed(step.label, prepared.status());
   step.conv = std::make_unique<PreparedConvWeights>(*std::move(prepared));
   const auto slot = [&](size_t i) {
