@@ -97,19 +97,10 @@ class GraphExporter {
     for (const std::optional<mlir::Value>& v : *slots) {
       inputs.push_back(v.has_value() ? values_.lookup(*v) : TensorRef::None());
     }
-    AttrMap attrs;
-    for (const AttrDef& a : def->attrs) {
-      std::optional<mlir::Attribute> attr = op->getInherentAttr(a.name);
-      if (!attr.has_value() || !*attr) continue;
-      absl::StatusOr<AttrValue> value = mlir::tsr::ToAttrValue(*attr, a.type);
-      if (!value.ok()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("op ", Describe(op), ": attribute '", a.name, "' ", value.status().message()));
-      }
-      attrs.emplace(a.name, *std::move(value));
-    }
+    absl::StatusOr<AttrMap> attrs = mlir::tsr::NodeAttrs(op, *def);
+    if (!attrs.ok()) return absl::InvalidArgumentError(absl::StrCat("op ", Describe(op), ": ", attrs.status().message()));
     absl::StatusOr<Node*> node =
-        AddNode(LocName(op->getLoc()).value_or(""), op_name, std::move(inputs), std::move(attrs));
+        AddNode(LocName(op->getLoc()).value_or(""), op_name, std::move(inputs), *std::move(attrs));
     if (!node.ok()) return absl::InvalidArgumentError(absl::StrCat("op ", Describe(op), ": ", node.status().message()));
     if ((*node)->num_outputs() != static_cast<int>(op->getNumResults())) {
       return absl::InvalidArgumentError(absl::StrCat("op ", Describe(op), " has ", op->getNumResults(),

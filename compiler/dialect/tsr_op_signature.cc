@@ -3,6 +3,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/dialect/tsr_type_conversion.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 namespace mlir::tsr {
@@ -13,6 +14,20 @@ bool NeedsSegmentSizes(const std::vector<ArgDef>& args) {
   int groups = 0;
   for (const ArgDef& a : args) groups += a.kind != ArgDef::Kind::kSingle;
   return groups > 1;
+}
+
+absl::StatusOr<::tsr::AttrMap> NodeAttrs(Operation* op, const ::tsr::OpDef& def) {
+  ::tsr::AttrMap attrs;
+  for (const ::tsr::AttrDef& a : def.attrs) {
+    std::optional<Attribute> attr = op->getInherentAttr(a.name);
+    if (!attr.has_value() || !*attr) continue;
+    absl::StatusOr<::tsr::AttrValue> value = ToAttrValue(*attr, a.type);
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("attribute '", a.name, "' ", value.status().message()));
+    }
+    attrs.emplace(a.name, *std::move(value));
+  }
+  return attrs;
 }
 
 absl::StatusOr<std::vector<std::optional<Value>>> InputSlots(Operation* op, const ::tsr::OpDef& def) {

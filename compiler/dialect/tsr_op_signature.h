@@ -32,6 +32,11 @@ absl::StatusOr<OperandLayout> OperandsFromSlots(const ::tsr::OpDef& def,
 // outputs are present in order as long as results remain, a variadic output takes the rest.
 absl::StatusOr<llvm::SmallVector<int32_t>> ResultSegmentSizes(const ::tsr::OpDef& def, int num_results);
 
+// The graph attributes of `op` (the inherent attributes its OpDef declares; absent ones are
+// left out so that the registry's defaults apply), as ExportGraph and the compile driver
+// read them. Errors name the attribute.
+absl::StatusOr<::tsr::AttrMap> NodeAttrs(Operation* op, const ::tsr::OpDef& def);
+
 // Whether the op carries operandSegmentSizes / resultSegmentSizes (more than one optional or
 // variadic group), as TsrGeneratedOps.td declares.
 bool NeedsSegmentSizes(const std::vector<::tsr::ArgDef>& args);

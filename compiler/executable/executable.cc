@@ -154,6 +154,10 @@ absl::StatusOr<ExecutableBufferPlan> BufferPlanOf(const Executable& e) {
 
 absl::Status ValidateExecutable(const Executable& e) {
   const int n = static_cast<int>(e.values.size());
+  if (e.threads < 0 || e.threads > kMaxExecutableThreads) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("threads is ", e.threads, "; it must be in [0, ", kMaxExecutableThreads, "]"));
+  }
   for (int i = 0; i < n; ++i) TSR_RETURN_IF_ERROR(CheckValue(e, i));
   TSR_RETURN_IF_ERROR(CheckSignature(e, e.inputs, ValueLocation::kInput, "input"));
   TSR_RETURN_IF_ERROR(CheckSignature(e, e.outputs, ValueLocation::kOutput, "output"));

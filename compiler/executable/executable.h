@@ -23,6 +23,9 @@
 
 namespace tsr {
 
+// The most worker threads an executable may ask for.
+inline constexpr int kMaxExecutableThreads = 4096;
+
 // Arena values are placed at multiples of this, and so is every section of a .tsrx file.
 inline constexpr int64_t kExecutableAlignment = 64;
 
@@ -90,6 +93,8 @@ struct Executable {
   std::vector<NamedValue> inputs;   // each kInput value exactly once
   std::vector<NamedValue> outputs;  // each kOutput value exactly once
   int64_t arena_bytes = 0;
+  // Worker threads to run with unless the loader is told otherwise; 0: one per core.
+  int threads = 0;
   std::vector<ExecutableStep> steps;
   std::vector<ExecutableConstant> constants;  // each kConstant value exactly once
   std::vector<ObjectFile> object_files;

@@ -119,6 +119,7 @@ absl::StatusOr<Executable> FromProto(const xp::ExecutableProto& meta, const std:
     }
   }
   e.arena_bytes = meta.arena_bytes();
+  e.threads = meta.threads();
   for (int s = 0; s < meta.steps_size(); ++s) {
     const xp::StepProto& sp = meta.steps(s);
     const std::string where = absl::StrCat("step ", s, " (", sp.name(), ")");
@@ -202,6 +203,7 @@ absl::StatusOr<std::string> SerializeExecutable(const Executable& e) {
     p->set_value(out.value);
   }
   meta.set_arena_bytes(e.arena_bytes);
+  meta.set_threads(e.threads);
   for (const ExecutableStep& step : e.steps) {
     xp::StepProto* sp = meta.add_steps();
     sp->set_kind(step.kind == ExecutableStep::Kind::kKernel ? xp::StepProto::KERNEL : xp::StepProto::FUNCTION);

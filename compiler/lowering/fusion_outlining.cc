@@ -23,11 +23,47 @@
 namespace tsr {
 namespace {
 
+bool IsBoolTensor(mlir::Type type) {
+  auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+  return tensor != nullptr && tensor.getElementType().isInteger(1);
+}
+
+// The same shape with i8 elements: how a bool tensor is laid out in memory (one byte per
+// element, 0 or 1). LLVM packs vectors of i1 into bits, so a vectorized load of an i1
+// buffer would read the wrong bytes: bool data enters the generated code as bytes.
+mlir::RankedTensorType AsBytes(mlir::Type type) {
+  auto tensor = llvm::cast<mlir::RankedTensorType>(type);
+  return mlir::RankedTensorType::get(tensor.getShape(), mlir::IntegerType::get(type.getContext(), 8));
+}
+
+// bytes != 0, elementwise.
+mlir::FailureOr<mlir::Value> BoolFromBytes(mlir::OpBuilder& builder, mlir::Location loc, mlir::Value bytes) {
+  auto type = llvm::cast<mlir::RankedTensorType>(bytes.getType());
+  auto bool_type = mlir::RankedTensorType::get(type.getShape(), builder.getI1Type());
+  return lowering::BuildElementwise(builder, loc, bool_type, {bytes},
+                                    [](mlir::OpBuilder& b, mlir::Location l, mlir::ValueRange v) -> mlir::Value {
+                                      mlir::Value zero = b.create<mlir::arith::ConstantIntOp>(l, 0, 8);
+                                      return b.create<mlir::arith::CmpIOp>(l, mlir::arith::CmpIPredicate::ne, v[0],
+                                                                           zero);
+                                    });
+}
+
 // Lowers one op of a fusion body at `builder`'s insertion point.
 mlir::LogicalResult LowerOp(mlir::OpBuilder& builder, mlir::Operation& op, mlir::IRMapping& mapping) {
   if (auto constant = llvm::dyn_cast<mlir::tsr::ConstantOp>(op)) {
     auto value = llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
     if (value == nullptr) return op.emitOpError("cannot be outlined: only dense constants are lowered");
+    if (IsBoolTensor(value.getType())) {
+      // Stored as bytes (see AsBytes), compared back to bool.
+      llvm::SmallVector<int8_t> bytes;
+      for (bool b : value.getValues<bool>()) bytes.push_back(b ? 1 : 0);
+      auto stored = mlir::DenseElementsAttr::get(AsBytes(value.getType()), llvm::ArrayRef<int8_t>(bytes));
+      mlir::Value raw = builder.create<mlir::arith::ConstantOp>(op.getLoc(), stored).getResult();
+      mlir::FailureOr<mlir::Value> flags = BoolFromBytes(builder, op.getLoc(), raw);
+      if (mlir::failed(flags)) return op.emitOpError("cannot be outlined: bool constant");
+      mapping.map(constant.getResult(), *flags);
+      return mlir::success();
+    }
     mapping.map(constant.getResult(), builder.create<mlir::arith::ConstantOp>(op.getLoc(), value).getResult());
     return mlir::success();
   }
@@ -52,7 +88,13 @@ mlir::FailureOr<mlir::func::FuncOp> Outline(mlir::tsr::FusionOp fusion, mlir::Sy
   mlir::MLIRContext* context = fusion.getContext();
   const mlir::Location loc = fusion.getLoc();
   mlir::OpBuilder builder(context);
-  auto type = builder.getFunctionType(fusion.getInputs().getTypes(), fusion.getResultTypes());
+  // Bool inputs are passed as bytes (see AsBytes).
+  llvm::SmallVector<mlir::Type> input_types;
+  for (mlir::Type t : fusion.getInputs().getTypes()) input_types.push_back(IsBoolTensor(t) ? AsBytes(t) : t);
+  for (mlir::Type t : fusion.getResultTypes()) {
+    if (IsBoolTensor(t)) return fusion.emitOpError("cannot be outlined: a bool result");
+  }
+  auto type = builder.getFunctionType(input_types, fusion.getResultTypes());
   mlir::OwningOpRef<mlir::func::FuncOp> function = mlir::func::FuncOp::create(loc, FreeName(symbols, next), type);
   function->setPrivate();
   mlir::Block* entry = function->addEntryBlock();
@@ -60,7 +102,13 @@ mlir::FailureOr<mlir::func::FuncOp> Outline(mlir::tsr::FusionOp fusion, mlir::Sy
   mlir::IRMapping mapping;
   mlir::Block& body = fusion.getBody().front();
   for (auto [argument, parameter] : llvm::zip(body.getArguments(), entry->getArguments())) {
-    mapping.map(argument, parameter);
+    mlir::Value value = parameter;
+    if (IsBoolTensor(argument.getType())) {
+      mlir::FailureOr<mlir::Value> flags = BoolFromBytes(builder, loc, parameter);
+      if (mlir::failed(flags)) return fusion.emitOpError("cannot be outlined: bool input");
+      value = *flags;
+    }
+    mapping.map(argument, value);
   }
   for (mlir::Operation& op : body.without_terminator()) {
     if (mlir::failed(LowerOp(builder, op, mapping))) return mlir::failure();
@@ -80,7 +128,15 @@ mlir::FailureOr<mlir::func::FuncOp> Outline(mlir::tsr::FusionOp fusion, mlir::Sy
   mlir::func::FuncOp created = function.release();
   symbols.insert(created);
   builder.setInsertionPoint(fusion);
-  auto call = builder.create<mlir::func::CallOp>(loc, created, fusion.getInputs());
+  // Bool operands are reinterpreted as the bytes they are (no data moves).
+  llvm::SmallVector<mlir::Value> operands;
+  for (mlir::Value input : fusion.getInputs()) {
+    if (IsBoolTensor(input.getType())) {
+      input = builder.create<mlir::UnrealizedConversionCastOp>(loc, AsBytes(input.getType()), input).getResult(0);
+    }
+    operands.push_back(input);
+  }
+  auto call = builder.create<mlir::func::CallOp>(loc, created, operands);
   fusion.replaceAllUsesWith(call.getResults());
   fusion.erase();
   return created;

@@ -24,6 +24,9 @@
 
 namespace tsr {
 
+// Bool (i1) tensors cross the function boundary as i8 tensors, one byte per element as bool
+// data is stored: the call site reinterprets them with builtin.unrealized_conversion_cast.
+//
 // Outlines every tsr.Fusion of `module` (in walk order) and returns the functions created,
 // named fusion_0, fusion_1, ... (skipping names the module already uses). On failure an error
 // was emitted on the op that could not be lowered, and the module may be partly rewritten.

@@ -118,7 +118,7 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Load(Executabl
   if (absl::Status s = ValidateExecutable(executable); !s.ok()) return Prefixed("invalid executable", s);
   std::unique_ptr<CompiledProgram> program(new CompiledProgram());
   program->options_ = options;
-  program->pool_ = std::make_unique<ThreadPool>(options.threads);
+  program->pool_ = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads : executable.threads);
   TSR_RETURN_IF_ERROR(program->LoadCode(executable));
   // The object bytes are copied by the linker; the constants by PlaceValues.
   executable.object_files.clear();

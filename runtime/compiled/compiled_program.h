@@ -34,7 +34,9 @@ class NativeModule;
 class ThreadPool;
 
 struct CompiledProgramOptions {
-  int threads = 0;    // worker threads of the kernels' ParallelFor; 0: one per core
+  // Worker threads of the kernels' ParallelFor; 0: the executable's own choice
+  // (Executable::threads), where 0 is one per core.
+  int threads = 0;
   uint64_t seed = 0;  // key of the random streams of stateful kernels (Dropout), with the run count
 };
 

@@ -1,0 +1,218 @@
+// BuildExecutableSteps (see executable_builder.h).
+#include "compiler/pipeline/executable_builder.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "compiler/dialect/tsr_dialect.h"
+#include "compiler/dialect/tsr_op_signature.h"
+#include "compiler/dialect/tsr_type_conversion.h"
+#include "graph/op_registry.h"
+#include "graph/status_macros.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Location.h"
+
+namespace tsr {
+namespace {
+
+std::string Describe(mlir::Operation* op) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << "'" << op->getName() << "' at " << op->getLoc();
+  return s;
+}
+
+// The first name a location carries (NameLoc, possibly inside a FusedLoc or CallSiteLoc).
+std::optional<std::string> NameOf(mlir::Location loc) {
+  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) return name.getName().str();
+  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc)) {
+    for (mlir::Location part : fused.getLocations()) {
+      if (std::optional<std::string> name = NameOf(part)) return name;
+    }
+  }
+  if (auto call = llvm::dyn_cast<mlir::CallSiteLoc>(loc)) return NameOf(call.getCallee());
+  return std::nullopt;
+}
+
+class StepBuilder {
+ public:
+  absl::StatusOr<Executable> Run(mlir::func::FuncOp main) {
+    if (!main.getBody().hasOneBlock()) {
+      return absl::InvalidArgumentError(absl::StrCat("@", main.getName().str(), " must have exactly one block"));
+    }
+    mlir::Block& body = main.getBody().front();
+    auto ret = llvm::dyn_cast<mlir::func::ReturnOp>(body.getTerminator());
+    if (!ret) return absl::InvalidArgumentError("@main does not end with func.return");
+    // The first return of each op result makes it an output in place.
+    for (mlir::Value v : ret.getOperands()) {
+      if (v.getDefiningOp() != nullptr && !llvm::isa<mlir::tsr::ConstantOp>(v.getDefiningOp())) returned_.insert(v);
+    }
+
+    for (mlir::BlockArgument arg : body.getArguments()) {
+      const unsigned i = arg.getArgNumber();
+      auto name_attr = main.getArgAttrOfType<mlir::StringAttr>(i, mlir::tsr::kNameAttrName);
+      const std::string name = name_attr ? name_attr.str() : absl::StrCat("input", i);
+      TSR_ASSIGN_OR_RETURN(int id, AddValue(arg, NameOf(arg.getLoc()).value_or(name), ValueLocation::kInput,
+                                            absl::StrCat("argument ", i, " ('", name, "')")));
+      e_.inputs.push_back({name, id});
+    }
+    for (mlir::Operation& op : body) {
+      if (&op == ret.getOperation()) continue;
+      TSR_RETURN_IF_ERROR(AddOp(&op));
+    }
+    llvm::DenseSet<int> claimed;
+    for (unsigned i = 0; i < ret.getNumOperands(); ++i) {
+      auto name_attr = main.getResultAttrOfType<mlir::StringAttr>(i, mlir::tsr::kNameAttrName);
+      const std::string name = name_attr ? name_attr.str() : absl::StrCat("output", i);
+      int id = ids_.lookup(ret.getOperand(i));
+      if (e_.values[id].location != ValueLocation::kOutput || !claimed.insert(id).second) {
+        // An input, a constant or a value returned twice: copied into an output of its own.
+        ExecutableValue copy = e_.values[id];
+        copy.name = name;
+        copy.location = ValueLocation::kOutput;
+        e_.values.push_back(std::move(copy));
+        const int out = static_cast<int>(e_.values.size()) - 1;
+        ExecutableStep step;
+        step.name = "Identity";
+        step.inputs = {id};
+        step.outputs = {out};
+        e_.steps.push_back(std::move(step));
+        id = out;
+        claimed.insert(id);
+      }
+      e_.outputs.push_back({name, id});
+    }
+    return std::move(e_);
+  }
+
+ private:
+  absl::StatusOr<int> AddValue(mlir::Value v, std::string name, ValueLocation location, const std::string& what) {
+    absl::StatusOr<TensorType> type = mlir::tsr::ToTesseraType(v.getType());
+    if (!type.ok()) return absl::InvalidArgumentError(absl::StrCat(what, ": ", type.status().message()));
+    if (!type->shape.is_static()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " has the shape ", type->shape.ToString(), ", which is not static"));
+    }
+    ExecutableValue value;
+    value.name = std::move(name);
+    value.dtype = type->dtype;
+    value.shape = type->shape;
+    value.location = location;
+    e_.values.push_back(std::move(value));
+    const int id = static_cast<int>(e_.values.size()) - 1;
+    ids_[v] = id;
+    return id;
+  }
+
+  // Values for the op's results: outputs where @main returns them, else temporaries.
+  absl::StatusOr<std::vector<int>> AddResults(mlir::Operation* op, const std::string& base) {
+    std::vector<int> ids;
+    for (unsigned i = 0; i < op->getNumResults(); ++i) {
+      mlir::Value r = op->getResult(i);
+      const ValueLocation where = returned_.contains(r) ? ValueLocation::kOutput : ValueLocation::kArena;
+      TSR_ASSIGN_OR_RETURN(int id, AddValue(r, i == 0 ? base : absl::StrCat(base, ":", i), where,
+                                            absl::StrCat("result ", i, " of ", Describe(op))));
+      ids.push_back(id);
+    }
+    return ids;
+  }
+
+  absl::StatusOr<std::vector<int>> OperandIds(mlir::Operation* op, const std::vector<std::optional<mlir::Value>>& slots) {
+    std::vector<int> ids;
+    for (const std::optional<mlir::Value>& v : slots) {
+      if (!v.has_value()) {
+        ids.push_back(-1);
+        continue;
+      }
+      auto it = ids_.find(*v);
+      if (it == ids_.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(Describe(op), " reads a value defined outside @main's body"));
+      }
+      ids.push_back(it->second);
+    }
+    return ids;
+  }
+
+  std::string BaseName(mlir::Operation* op, absl::string_view fallback) {
+    if (std::optional<std::string> name = NameOf(op->getLoc())) return *name;
+    return absl::StrCat(fallback, "_", unnamed_++);
+  }
+
+  absl::Status AddOp(mlir::Operation* op) {
+    if (auto constant = llvm::dyn_cast<mlir::tsr::ConstantOp>(op)) return AddConstant(constant);
+    if (auto cast = llvm::dyn_cast<mlir::UnrealizedConversionCastOp>(op)) {
+      // The outliner's view of bool data as bytes (fusion_outlining.h): the same buffer.
+      if (cast.getNumOperands() != 1 || cast.getNumResults() != 1 || !ids_.count(cast.getOperand(0))) {
+        return absl::InvalidArgumentError(absl::StrCat(Describe(op), " is not a one-to-one reinterpretation"));
+      }
+      ids_[cast.getResult(0)] = ids_.lookup(cast.getOperand(0));
+      return absl::OkStatus();
+    }
+    if (auto call = llvm::dyn_cast<mlir::func::CallOp>(op)) {
+      ExecutableStep step;
+      step.kind = ExecutableStep::Kind::kFunction;
+      step.name = call.getCallee().str();
+      std::vector<std::optional<mlir::Value>> operands(call.getOperands().begin(), call.getOperands().end());
+      TSR_ASSIGN_OR_RETURN(step.inputs, OperandIds(op, operands));
+      TSR_ASSIGN_OR_RETURN(step.outputs, AddResults(op, BaseName(op, step.name)));
+      e_.steps.push_back(std::move(step));
+      return absl::OkStatus();
+    }
+    if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "tsr") {
+      return absl::InvalidArgumentError(
+          absl::StrCat(Describe(op), " is neither a tsr op nor a call of a compiled function"));
+    }
+    const std::string op_name = op->getName().stripDialect().str();
+    const OpDef* def = OpRegistry::Global().Find(op_name);
+    if (def == nullptr) return absl::InvalidArgumentError(absl::StrCat(Describe(op), " is not a registered op"));
+    if (op_name == "Variable" || !def->variable_updates.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Describe(op), (op_name == "Variable" ? " is a Variable" : " updates Variables"),
+          ": a compiled program holds no state; freeze the variables into constants first (tessera export)"));
+    }
+    ExecutableStep step;
+    step.name = op_name;
+    absl::StatusOr<std::vector<std::optional<mlir::Value>>> slots = mlir::tsr::InputSlots(op, *def);
+    if (!slots.ok()) return absl::InvalidArgumentError(absl::StrCat(Describe(op), ": ", slots.status().message()));
+    TSR_ASSIGN_OR_RETURN(step.inputs, OperandIds(op, *slots));
+    absl::StatusOr<AttrMap> attrs = mlir::tsr::NodeAttrs(op, *def);
+    if (!attrs.ok()) return absl::InvalidArgumentError(absl::StrCat(Describe(op), ": ", attrs.status().message()));
+    step.attrs = *std::move(attrs);
+    TSR_ASSIGN_OR_RETURN(step.outputs, AddResults(op, BaseName(op, op_name)));
+    e_.steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
+  absl::Status AddConstant(mlir::tsr::ConstantOp constant) {
+    mlir::Operation* op = constant.getOperation();
+    absl::StatusOr<Tensor> value = mlir::tsr::ToTensor(constant.getValue());
+    if (!value.ok()) return absl::InvalidArgumentError(absl::StrCat(Describe(op), ": ", value.status().message()));
+    TSR_ASSIGN_OR_RETURN(int id, AddValue(constant.getResult(), BaseName(op, "constant"), ValueLocation::kConstant,
+                                          Describe(op)));
+    if (e_.values[id].size_bytes() != static_cast<int64_t>(value->num_bytes())) {
+      return absl::InternalError(absl::StrCat(Describe(op), ": the value holds ", value->num_bytes(),
+                                              " bytes but its type needs ", e_.values[id].size_bytes()));
+    }
+    e_.constants.push_back(
+        {id, std::string(static_cast<const char*>(value->raw_data()), value->num_bytes())});
+    return absl::OkStatus();
+  }
+
+  Executable e_;
+  llvm::DenseMap<mlir::Value, int> ids_;
+  llvm::DenseSet<mlir::Value> returned_;
+  int unnamed_ = 0;
+};
+
+}  // namespace
+
+absl::StatusOr<Executable> BuildExecutableSteps(mlir::func::FuncOp main) { return StepBuilder().Run(main); }
+
+}  // namespace tsr

@@ -1,0 +1,25 @@
+// From `func.func @main` after the optimization stages (tsr ops, tsr.Constant, func.call of
+// outlined fusions, func.return) to the executable's values, steps, constants and signature
+// (compile_graph.h, step 5 before buffer planning). MLIR-level header (compiler/ only).
+#ifndef TESSERA_COMPILER_PIPELINE_EXECUTABLE_BUILDER_H_
+#define TESSERA_COMPILER_PIPELINE_EXECUTABLE_BUILDER_H_
+
+#include "absl/status/statusor.h"
+#include "compiler/executable/executable.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace tsr {
+
+// Values: @main's arguments are inputs (named by their `tsr.name`), tsr.Constant results
+// constants (their bytes copied), every other result an arena temporary — or an output when
+// @main returns it. A returned input or constant, or a value returned a second time, is
+// copied into its output by an Identity step. Steps: one per op, in order; a func.call is a
+// function step of its callee, any other tsr op a kernel step with the attributes its OpDef
+// declares (absent optional operands are -1). Offsets are left unset (-1): plan them with
+// PlanExecutableBuffers. Errors name the op: non-tsr ops, unregistered ops, Variables and
+// optimizer updates (a compiled program holds no state), non-static or unsupported types.
+absl::StatusOr<Executable> BuildExecutableSteps(mlir::func::FuncOp main);
+
+}  // namespace tsr
+
+#endif  // TESSERA_COMPILER_PIPELINE_EXECUTABLE_BUILDER_H_

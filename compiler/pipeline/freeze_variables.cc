@@ -1,0 +1,56 @@
+// FreezeVariables (see freeze_variables.h).
+#include "compiler/pipeline/freeze_variables.h"
+
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "compiler/dialect/tsr_dialect.h"
+#include "compiler/dialect/tsr_type_conversion.h"
+#include "llvm/Support/raw_ostream.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+
+namespace tsr {
+
+absl::Status FreezeVariables(mlir::ModuleOp module, const std::map<std::string, Tensor>& values) {
+  std::vector<mlir::Operation*> variables;
+  module.walk([&](mlir::Operation* op) {
+    if (op->getName().getStringRef() == "tsr.Variable") variables.push_back(op);
+  });
+  mlir::OpBuilder builder(module.getContext());
+  for (mlir::Operation* op : variables) {
+    std::string name;
+    if (auto loc = llvm::dyn_cast<mlir::NameLoc>(op->getLoc())) {
+      name = loc.getName().str();
+    } else {
+      llvm::raw_string_ostream os(name);
+      os << op->getLoc();
+    }
+    mlir::ElementsAttr value;
+    if (std::optional<mlir::Attribute> attr = op->getInherentAttr("value"); attr.has_value() && *attr) {
+      value = llvm::dyn_cast<mlir::ElementsAttr>(*attr);
+    } else if (auto it = values.find(name); it != values.end()) {
+      value = mlir::tsr::ToElementsAttr(module.getContext(), it->second);
+    }
+    if (!value) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "Variable '", name, "' holds no value: compile a model saved after training, or give its values"));
+    }
+    const mlir::Type type = op->getResult(0).getType();
+    if (value.getType() != type) {
+      std::string want, got;
+      llvm::raw_string_ostream(want) << type;
+      llvm::raw_string_ostream(got) << value.getType();
+      return absl::InvalidArgumentError(
+          absl::StrCat("Variable '", name, "' is ", want, " but its value is ", got));
+    }
+    builder.setInsertionPoint(op);
+    auto constant = builder.create<mlir::tsr::ConstantOp>(op->getLoc(), type, value);
+    op->getResult(0).replaceAllUsesWith(constant.getResult());
+    op->erase();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace tsr
