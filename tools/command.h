@@ -33,6 +33,7 @@ int RunConvert(const std::vector<std::string>& args, std::ostream& out, std::ost
 int RunExample(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // Prints "tessera CMD: message" and where to find help; returns kExitUsage.

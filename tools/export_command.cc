@@ -11,6 +11,7 @@
 #include "platform/file.h"
 #include "runtime/session.h"
 #include "tools/command.h"
+#include "tools/variable_values.h"
 
 namespace tsr::cli {
 
@@ -30,25 +31,6 @@ constexpr absl::string_view kDescription =
     "initializes them with from --seed. Ops without an ONNX form (training ops) are\n"
     "errors naming the node. The result passes ONNX's checker and shape inference\n"
     "(skipped with --no-check).";
-
-// Values for the Variables that hold none, as a Session seeded with `seed` creates them.
-absl::StatusOr<std::map<std::string, Tensor>> InitialVariableValues(const Graph& graph, uint64_t seed) {
-  std::map<std::string, Tensor> values;
-  bool any_missing = false;
-  for (const Node* node : graph.nodes()) {
-    if (node->op() == "Variable" && node->FindAttr("value") == nullptr) any_missing = true;
-  }
-  if (!any_missing) return values;
-  absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(graph.Clone(), {.seed = seed});
-  if (!session.ok()) return session.status();
-  for (const Node* node : graph.nodes()) {
-    if (node->op() != "Variable" || node->FindAttr("value") != nullptr) continue;
-    absl::StatusOr<Tensor> value = (*session)->GetVariable(node->name());
-    if (!value.ok()) return value.status();
-    values.emplace(node->name(), *std::move(value));
-  }
-  return values;
-}
 
 }  // namespace
 

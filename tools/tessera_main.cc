@@ -16,6 +16,8 @@ constexpr Command kCommands[] = {
     {"example", "build an example model (mlp, lenet) and save it as a GraphDef", RunExample},
     {"run", "run a model on inputs from .npy files; print, save and profile its outputs", RunRun},
     {"train", "train a model on Fashion-MNIST (or any MNIST-format data); checkpoints, TensorBoard", RunTrain},
+    {"compile", "compile a model ahead of time into a .tsrx executable (MLIR: fusion, code generation)",
+     RunCompile},
     {"export", "write a model as ONNX (checked by ONNX's checker) for other runtimes", RunExport},
 };
 

@@ -58,11 +58,11 @@ case $case_name in
     run "$tessera" --help
     expect_code 0
     expect_out "usage: tessera COMMAND"
-    for cmd in inspect convert example run help; do expect_out "  $cmd"; done
+    for cmd in inspect convert example run compile help; do expect_out "  $cmd"; done
     run "$tessera" help
     expect_code 0
     expect_out "usage: tessera COMMAND"
-    for cmd in inspect convert example run; do
+    for cmd in inspect convert example run compile; do
       run "$tessera" "$cmd" --help
       expect_code 0
       expect_out "usage: tessera $cmd"
@@ -297,6 +297,59 @@ assert len(set(a)) > 1, a' "$tmp/out/logits.npy" "$tmp/ref/logits.npy" || fail "
     run "$tessera" run "$tmp/mlp.pb" --input "image=$tmp/ok.npy" --input "bogus=$tmp/ok.npy"
     expect_code 1
     expect_err "unknown feed 'bogus'"
+    ;;
+
+  compile)
+    # Ahead-of-time compilation: the .tsrx computes what the interpreter computes.
+    run "$tessera" example lenet -o "$tmp/lenet.pb"
+    expect_code 0
+    run "$tessera" compile "$tmp/lenet.pb" -o "$tmp/lenet.tsrx" --batch 2 --dump-ir "$tmp/ir"
+    expect_code 0
+    expect_out "compiled $tmp/lenet.pb (batch 2) -> $tmp/lenet.tsrx"
+    expect_out "fused epilogues"
+    expect_out "IR dumps to $tmp/ir"
+    [[ -s $tmp/ir/00-import.mlir ]] || fail "no IR dump of the import"
+    ls "$tmp/ir" | grep -q -- "-tsr-fuse-epilogues.mlir" || fail "no IR dump after tsr-fuse-epilogues"
+    ls "$tmp/ir" | grep -q -- "-executable.txt" || fail "no dump of the executable's steps"
+    write_npy "$tmp/image.npy" '<f4' '(2, 1, 28, 28)' '\x00\x00\x00\x3f' 1568  # all 0.5
+    run "$tessera" run "$tmp/lenet.tsrx" --input "image=$tmp/image.npy" -o "$tmp/compiled"
+    expect_code 0
+    expect_out "logits: f32[2,10]"
+    run "$tessera" run "$tmp/lenet.pb" --input "image=$tmp/image.npy" -o "$tmp/interpreted"
+    expect_code 0
+    if command -v python3 >/dev/null; then
+      python3 -c 'import struct, sys
+a, b = (struct.unpack("<20f", open(f, "rb").read()[128:]) for f in sys.argv[1:])
+assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(a, b)), (a, b)
+assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.npy" ||
+        fail "compiled and interpreted logits differ"
+    fi
+    # The compiled shapes are exact.
+    write_npy "$tmp/image3.npy" '<f4' '(3, 1, 28, 28)' '\x00\x00\x00\x3f' 2352
+    run "$tessera" run "$tmp/lenet.tsrx" --input "image=$tmp/image3.npy"
+    expect_code 1
+    expect_err "input 'image' must be f32[2,1,28,28]"
+    # Errors: flags, missing files, training graphs.
+    run "$tessera" compile "$tmp/lenet.pb"
+    expect_code 2
+    expect_err "-o OUT.tsrx is required"
+    run "$tessera" compile "$tmp/lenet.pb" -o "$tmp/x.tsrx" --batch 0
+    expect_code 2
+    expect_err "--batch must be in"
+    run "$tessera" compile "$tmp/missing.pb" -o "$tmp/x.tsrx"
+    expect_code 1
+    expect_err "missing.pb"
+    printf 'not a model' >"$tmp/garbage.pb"
+    run "$tessera" compile "$tmp/garbage.pb" -o "$tmp/x.tsrx"
+    expect_code 1
+    expect_err "garbage.pb"
+    [[ ! -e $tmp/x.tsrx ]] || fail "a failed compile wrote a file"
+    # A graph with a loss (labels as a second input) compiles too; its Variables are frozen.
+    run "$tessera" example mlp --training -o "$tmp/train.pb"
+    expect_code 0
+    run "$tessera" compile "$tmp/train.pb" -o "$tmp/train.tsrx" --batch 4 --quiet
+    expect_code 0
+    [[ -z $out && -s $tmp/train.tsrx ]] || fail "--quiet printed, or no executable was written"
     ;;
 
   examples_programs)

@@ -1,0 +1,107 @@
+// `tessera compile MODEL -o OUT.tsrx`: compiles a model (GraphDef or ONNX) ahead of time
+// through the MLIR pipeline (compiler/pipeline/compile_graph.h) into a .tsrx executable
+// that `tessera run OUT.tsrx` loads and runs without the compiler.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/onnx/onnx_importer.h"
+#include "graph/proto/graph_def_io.h"
+#include "tools/command.h"
+#include "tools/variable_values.h"
+#ifdef TESSERA_HAS_COMPILER
+#include "compiler/executable/executable_file.h"
+#include "compiler/pipeline/compile_graph.h"
+#endif
+
+namespace tsr::cli {
+
+namespace {
+
+constexpr absl::string_view kUsage =
+    "tessera compile MODEL -o OUT.tsrx [--batch N] [--threads N] [--dump-ir DIR] [--target-cpu CPU]\n"
+    "                      [--target-features FEATURES] [--no-fusion] [--seed N] [--quiet]";
+constexpr absl::string_view kDescription =
+    "Compiles MODEL (a GraphDef: .pb or .tsrg binary, .pbtxt text; or an ONNX model, .onnx)\n"
+    "ahead of time into a .tsrx executable, written atomically to OUT: the batch dimension\n"
+    "N is bound to --batch, the graph is lowered to MLIR (the tsr dialect), simplified\n"
+    "(canonicalization, CSE, constant folding, algebraic simplification, BatchNorm folding),\n"
+    "fused (Conv/MatMul epilogues, elementwise chains and reductions), the fused regions are\n"
+    "compiled to machine code for this CPU (or --target-cpu), and the remaining ops become\n"
+    "calls of the optimized kernels over one statically planned arena. Variables are frozen:\n"
+    "their saved values ('tessera train --save'), or the values 'tessera run' gives them\n"
+    "from --seed. Run the result with 'tessera run OUT.tsrx --input NAME=FILE.npy'; its\n"
+    "inputs must have exactly the compiled shapes. --dump-ir writes the IR after every\n"
+    "stage, the module given to code generation and the executable's steps and buffer plan.\n"
+    "Training graphs (optimizer updates) do not compile yet.";
+
+}  // namespace
+
+int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  FlagParser flags;
+  std::string output, dump_ir, target_cpu, target_features;
+  int64_t batch = 1, threads = 0, seed = 0;
+  bool no_fusion = false, quiet = false;
+  flags.AddString("output", 'o', "FILE", &output, "where to write the executable (.tsrx)");
+  flags.AddInt("batch", 'b', "N", &batch, "the batch size N is bound to (default 1)");
+  flags.AddInt("threads", '\0', "N", &threads,
+               "worker threads the executable runs with by default (0, the default: one per core)");
+  flags.AddString("dump-ir", '\0', "DIR", &dump_ir, "write the IR after every stage to DIR");
+  flags.AddString("target-cpu", '\0', "CPU", &target_cpu,
+                  "LLVM CPU to generate code for (znver3, x86-64-v3, ...; default: this host)");
+  flags.AddString("target-features", '\0', "FEATURES", &target_features,
+                  "extra LLVM features with --target-cpu (\"+avx2,-avx512f\")");
+  flags.AddBool("no-fusion", '\0', &no_fusion, "no fusion: every op a library kernel (a baseline)");
+  flags.AddInt("seed", '\0', "N", &seed, "seed of the initializers of Variables without a value (default 0)");
+  flags.AddBool("quiet", 'q', &quiet, "print nothing but errors");
+  absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(args);
+  if (!positionals.ok()) return UsageError(err, "compile", positionals.status().message());
+  if (flags.help_requested()) {
+    PrintHelp(out, kUsage, kDescription, flags);
+    return kExitOk;
+  }
+  if (positionals->size() != 1) {
+    return UsageError(err, "compile", absl::StrCat("expected one MODEL, got ", positionals->size(), " arguments"));
+  }
+  if (output.empty()) return UsageError(err, "compile", "-o OUT.tsrx is required");
+  if (batch < 1 || batch > (int64_t{1} << 31)) return UsageError(err, "compile", "--batch must be in [1, 2^31]");
+  if (threads < 0 || threads > 4096) return UsageError(err, "compile", "--threads must be in [0, 4096]");
+  if (seed < 0) return UsageError(err, "compile", "--seed must not be negative");
+  if (!target_features.empty() && target_cpu.empty()) {
+    return UsageError(err, "compile", "--target-features needs --target-cpu");
+  }
+#ifdef TESSERA_HAS_COMPILER
+  const std::string& model = (*positionals)[0];
+  absl::StatusOr<Graph> graph = IsOnnxModelPath(model) ? LoadOnnxGraph(model) : LoadGraph(model);
+  if (!graph.ok()) return Failure(err, "compile", graph.status());
+  CompileOptions options;
+  options.batch = batch;
+  options.threads = static_cast<int>(threads);
+  options.dump_ir_dir = dump_ir;
+  options.codegen.cpu = target_cpu;
+  options.codegen.features = target_features;
+  options.fuse = !no_fusion;
+  absl::StatusOr<std::map<std::string, Tensor>> values = InitialVariableValues(*graph, static_cast<uint64_t>(seed));
+  if (!values.ok()) return Failure(err, "compile", values.status());
+  options.variable_values = *std::move(values);
+  CompileStats stats;
+  absl::StatusOr<Executable> executable = CompileGraph(*graph, options, &stats);
+  if (!executable.ok()) {
+    return Failure(err, "compile",
+                   absl::Status(executable.status().code(), absl::StrCat(model, ": ", executable.status().message())));
+  }
+  if (absl::Status s = WriteExecutable(*executable, output); !s.ok()) return Failure(err, "compile", s);
+  if (!quiet) {
+    out << "compiled " << model << " (batch " << batch << ") -> " << output << "\n" << FormatCompileStats(stats);
+    if (!dump_ir.empty()) out << "  wrote " << stats.dumped_files.size() << " IR dumps to " << dump_ir << "\n";
+  }
+  return kExitOk;
+#else
+  return Failure(err, "compile",
+                 absl::UnimplementedError("this tessera was built without MLIR/LLVM: it cannot compile models"));
+#endif
+}
+
+}  // namespace tsr::cli
