@@ -6,6 +6,12 @@
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 START=$(date +%s)
+# The three builds (CMake, ASan, Bazel) take about 30 GB; say so up front rather than fail
+# later with "No space left on device" in the middle of a compile.
+free_gb=$(( $(df --output=avail -k "$ROOT" | tail -1) / 1048576 ))
+if [[ $free_gb -lt 30 ]]; then
+  echo "warning: only $free_gb GB free under $ROOT; the full suite needs about 30 GB (builds fail when the disk fills)" >&2
+fi
 bash "$ROOT/scripts/install_deps.sh" || exit 1
 
 echo "== cmake build"

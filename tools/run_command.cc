@@ -37,14 +37,14 @@ constexpr absl::string_view kDescription =
     "opsets 11-18, symbolic dims as the batch dimension), feeds every signature\n"
     "input from a NumPy .npy file (--input once per input; the dtype must match and the\n"
     "shape must fit, any size for the batch dimension N), runs it on the CPU runtime and\n"
-    "fetches every signature output. A compiled model (a .tsrx executable, recognized by its\n"
-    "extension or its magic) runs without the compiler; its inputs must have exactly the\n"
-    "shapes it was compiled for. Prints each output's type and first values; with\n"
-    "--output-dir writes each as DIR/<name>.npy (characters other than letters, digits,\n"
-    "'.', '_' and '-' in the name become '_'; bf16 outputs are written as f32, which numpy\n"
-    "can read). With --profile, times every op, writes a Chrome trace (open it in\n"
-    "https://ui.perfetto.dev or chrome://tracing) and prints the ops that took longest.\n"
-    "Variables are initialized from --seed.";
+    "fetches every signature output. A compiled model (a .tsrx executable written by\n"
+    "'tessera compile', recognized by its extension or its magic) runs without the\n"
+    "compiler; its inputs must have exactly the shapes it was compiled for. Prints each\n"
+    "output's type and first values; with --output-dir writes each as DIR/<name>.npy\n"
+    "(characters other than letters, digits, '.', '_' and '-' in the name become '_'; bf16\n"
+    "outputs are written as f32, which numpy can read). With --profile, times every op,\n"
+    "writes a Chrome trace (open it in https://ui.perfetto.dev or chrome://tracing) and\n"
+    "prints the ops that took longest. Variables are initialized from --seed.";
 
 // Takes every --input/-i out of `args` (FlagParser keeps only the last value of a
 // flag given twice); the rest is left for FlagParser. Stops at "--".

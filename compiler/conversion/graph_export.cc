@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/conversion/graph_tsr.h"
+#include "compiler/conversion/op_names.h"
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/dialect/tsr_op_signature.h"
 #include "compiler/dialect/tsr_type_conversion.h"
@@ -17,18 +18,6 @@
 
 namespace tsr {
 namespace {
-
-std::string Describe(mlir::Operation* op) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "'" << op->getName() << "' at " << op->getLoc();
-  return s;
-}
-
-std::optional<std::string> LocName(mlir::Location loc) {
-  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) return name.getName().str();
-  return std::nullopt;
-}
 
 absl::StatusOr<mlir::func::FuncOp> MainFunction(mlir::ModuleOp module) {
   mlir::func::FuncOp main, only;
@@ -56,7 +45,7 @@ class GraphExporter {
       auto name_attr = func.getArgAttrOfType<mlir::StringAttr>(i, mlir::tsr::kNameAttrName);
       absl::StatusOr<TensorType> type = mlir::tsr::ToTesseraType(arg.getType());
       if (!type.ok()) return absl::InvalidArgumentError(absl::StrCat("argument ", i, ": ", type.status().message()));
-      std::string node_name = LocName(arg.getLoc()).value_or(name_attr ? name_attr.str() : absl::StrCat("arg", i));
+      std::string node_name = NodeNameOf(arg.getLoc()).value_or(name_attr ? name_attr.str() : absl::StrCat("arg", i));
       TSR_ASSIGN_OR_RETURN(Node * node, AddNode(std::move(node_name), "Placeholder", {},
                                                 {{"dtype", AttrValue::Type(type->dtype)},
                                                  {"shape", AttrValue::FromShape(type->shape)}}));
@@ -85,31 +74,31 @@ class GraphExporter {
 
   absl::Status ExportOp(mlir::Operation* op) {
     if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "tsr") {
-      return absl::InvalidArgumentError(absl::StrCat("op ", Describe(op), " is not a tsr op; only tsr ops convert"));
+      return absl::InvalidArgumentError(absl::StrCat("op ", DescribeOp(op), " is not a tsr op; only tsr ops convert"));
     }
     const std::string op_name = op->getName().stripDialect().str();
     const OpDef* def = graph_.registry().Find(op_name);
-    if (def == nullptr) return absl::InvalidArgumentError(absl::StrCat("op ", Describe(op), " is not registered"));
+    if (def == nullptr) return absl::InvalidArgumentError(absl::StrCat("op ", DescribeOp(op), " is not registered"));
     absl::StatusOr<std::vector<std::optional<mlir::Value>>> slots = mlir::tsr::InputSlots(op, *def);
     if (!slots.ok())
-      return absl::InvalidArgumentError(absl::StrCat("op ", Describe(op), ": ", slots.status().message()));
+      return absl::InvalidArgumentError(absl::StrCat("op ", DescribeOp(op), ": ", slots.status().message()));
     std::vector<TensorRef> inputs;
     for (const std::optional<mlir::Value>& v : *slots) {
       inputs.push_back(v.has_value() ? values_.lookup(*v) : TensorRef::None());
     }
     absl::StatusOr<AttrMap> attrs = mlir::tsr::NodeAttrs(op, *def);
-    if (!attrs.ok()) return absl::InvalidArgumentError(absl::StrCat("op ", Describe(op), ": ", attrs.status().message()));
+    if (!attrs.ok()) return absl::InvalidArgumentError(absl::StrCat("op ", DescribeOp(op), ": ", attrs.status().message()));
     absl::StatusOr<Node*> node =
-        AddNode(LocName(op->getLoc()).value_or(""), op_name, std::move(inputs), *std::move(attrs));
-    if (!node.ok()) return absl::InvalidArgumentError(absl::StrCat("op ", Describe(op), ": ", node.status().message()));
+        AddNode(NodeNameOf(op->getLoc()).value_or(""), op_name, std::move(inputs), *std::move(attrs));
+    if (!node.ok()) return absl::InvalidArgumentError(absl::StrCat("op ", DescribeOp(op), ": ", node.status().message()));
     if ((*node)->num_outputs() != static_cast<int>(op->getNumResults())) {
-      return absl::InvalidArgumentError(absl::StrCat("op ", Describe(op), " has ", op->getNumResults(),
+      return absl::InvalidArgumentError(absl::StrCat("op ", DescribeOp(op), " has ", op->getNumResults(),
                                                      " results but the graph node infers ", (*node)->num_outputs()));
     }
     for (unsigned i = 0; i < op->getNumResults(); ++i) {
       const mlir::Type inferred = mlir::tsr::ToTensorType(op->getContext(), (*node)->output_type(i));
       if (inferred != op->getResult(i).getType()) {
-        return absl::InvalidArgumentError(absl::StrCat("op ", Describe(op), ": result ", i,
+        return absl::InvalidArgumentError(absl::StrCat("op ", DescribeOp(op), ": result ", i,
                                                        " has another type than the ",
                                                        (*node)->output_type(i).ToString(), " the registry infers"));
       }

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "compiler/conversion/op_names.h"
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/dialect/tsr_op_signature.h"
 #include "compiler/dialect/tsr_type_conversion.h"
@@ -21,25 +22,6 @@
 
 namespace tsr {
 namespace {
-
-std::string Describe(mlir::Operation* op) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << "'" << op->getName() << "' at " << op->getLoc();
-  return s;
-}
-
-// The first name a location carries (NameLoc, possibly inside a FusedLoc or CallSiteLoc).
-std::optional<std::string> NameOf(mlir::Location loc) {
-  if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) return name.getName().str();
-  if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc)) {
-    for (mlir::Location part : fused.getLocations()) {
-      if (std::optional<std::string> name = NameOf(part)) return name;
-    }
-  }
-  if (auto call = llvm::dyn_cast<mlir::CallSiteLoc>(loc)) return NameOf(call.getCallee());
-  return std::nullopt;
-}
 
 class StepBuilder {
  public:
@@ -59,7 +41,7 @@ class StepBuilder {
       const unsigned i = arg.getArgNumber();
       auto name_attr = main.getArgAttrOfType<mlir::StringAttr>(i, mlir::tsr::kNameAttrName);
       const std::string name = name_attr ? name_attr.str() : absl::StrCat("input", i);
-      TSR_ASSIGN_OR_RETURN(int id, AddValue(arg, NameOf(arg.getLoc()).value_or(name), ValueLocation::kInput,
+      TSR_ASSIGN_OR_RETURN(int id, AddValue(arg, NodeNameOf(arg.getLoc()).value_or(name), ValueLocation::kInput,
                                             absl::StrCat("argument ", i, " ('", name, "')")));
       e_.inputs.push_back({name, id});
     }
@@ -118,7 +100,7 @@ class StepBuilder {
       mlir::Value r = op->getResult(i);
       const ValueLocation where = returned_.contains(r) ? ValueLocation::kOutput : ValueLocation::kArena;
       TSR_ASSIGN_OR_RETURN(int id, AddValue(r, i == 0 ? base : absl::StrCat(base, ":", i), where,
-                                            absl::StrCat("result ", i, " of ", Describe(op))));
+                                            absl::StrCat("result ", i, " of ", DescribeOp(op))));
       ids.push_back(id);
     }
     return ids;
@@ -133,7 +115,7 @@ class StepBuilder {
       }
       auto it = ids_.find(*v);
       if (it == ids_.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(Describe(op), " reads a value defined outside @main's body"));
+        return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), " reads a value defined outside @main's body"));
       }
       ids.push_back(it->second);
     }
@@ -141,7 +123,7 @@ class StepBuilder {
   }
 
   std::string BaseName(mlir::Operation* op, absl::string_view fallback) {
-    if (std::optional<std::string> name = NameOf(op->getLoc())) return *name;
+    if (std::optional<std::string> name = NodeNameOf(op->getLoc())) return *name;
     return absl::StrCat(fallback, "_", unnamed_++);
   }
 
@@ -150,7 +132,7 @@ class StepBuilder {
     if (auto cast = llvm::dyn_cast<mlir::UnrealizedConversionCastOp>(op)) {
       // The outliner's view of bool data as bytes (fusion_outlining.h): the same buffer.
       if (cast.getNumOperands() != 1 || cast.getNumResults() != 1 || !ids_.count(cast.getOperand(0))) {
-        return absl::InvalidArgumentError(absl::StrCat(Describe(op), " is not a one-to-one reinterpretation"));
+        return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), " is not a one-to-one reinterpretation"));
       }
       ids_[cast.getResult(0)] = ids_.lookup(cast.getOperand(0));
       return absl::OkStatus();
@@ -167,23 +149,23 @@ class StepBuilder {
     }
     if (op->getDialect() == nullptr || op->getDialect()->getNamespace() != "tsr") {
       return absl::InvalidArgumentError(
-          absl::StrCat(Describe(op), " is neither a tsr op nor a call of a compiled function"));
+          absl::StrCat(DescribeOp(op), " is neither a tsr op nor a call of a compiled function"));
     }
     const std::string op_name = op->getName().stripDialect().str();
     const OpDef* def = OpRegistry::Global().Find(op_name);
-    if (def == nullptr) return absl::InvalidArgumentError(absl::StrCat(Describe(op), " is not a registered op"));
+    if (def == nullptr) return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), " is not a registered op"));
     if (op_name == "Variable" || !def->variable_updates.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          Describe(op), (op_name == "Variable" ? " is a Variable" : " updates Variables"),
+          DescribeOp(op), (op_name == "Variable" ? " is a Variable" : " updates Variables"),
           ": a compiled program holds no state; freeze the variables into constants first (tessera export)"));
     }
     ExecutableStep step;
     step.name = op_name;
     absl::StatusOr<std::vector<std::optional<mlir::Value>>> slots = mlir::tsr::InputSlots(op, *def);
-    if (!slots.ok()) return absl::InvalidArgumentError(absl::StrCat(Describe(op), ": ", slots.status().message()));
+    if (!slots.ok()) return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), ": ", slots.status().message()));
     TSR_ASSIGN_OR_RETURN(step.inputs, OperandIds(op, *slots));
     absl::StatusOr<AttrMap> attrs = mlir::tsr::NodeAttrs(op, *def);
-    if (!attrs.ok()) return absl::InvalidArgumentError(absl::StrCat(Describe(op), ": ", attrs.status().message()));
+    if (!attrs.ok()) return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), ": ", attrs.status().message()));
     step.attrs = *std::move(attrs);
     TSR_ASSIGN_OR_RETURN(step.outputs, AddResults(op, BaseName(op, op_name)));
     e_.steps.push_back(std::move(step));
@@ -193,11 +175,11 @@ class StepBuilder {
   absl::Status AddConstant(mlir::tsr::ConstantOp constant) {
     mlir::Operation* op = constant.getOperation();
     absl::StatusOr<Tensor> value = mlir::tsr::ToTensor(constant.getValue());
-    if (!value.ok()) return absl::InvalidArgumentError(absl::StrCat(Describe(op), ": ", value.status().message()));
+    if (!value.ok()) return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), ": ", value.status().message()));
     TSR_ASSIGN_OR_RETURN(int id, AddValue(constant.getResult(), BaseName(op, "constant"), ValueLocation::kConstant,
-                                          Describe(op)));
+                                          DescribeOp(op)));
     if (e_.values[id].size_bytes() != static_cast<int64_t>(value->num_bytes())) {
-      return absl::InternalError(absl::StrCat(Describe(op), ": the value holds ", value->num_bytes(),
+      return absl::InternalError(absl::StrCat(DescribeOp(op), ": the value holds ", value->num_bytes(),
                                               " bytes but its type needs ", e_.values[id].size_bytes()));
     }
     e_.constants.push_back(

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "compiler/conversion/op_names.h"
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/dialect/tsr_type_conversion.h"
 #include "llvm/Support/raw_ostream.h"
@@ -20,13 +21,7 @@ absl::Status FreezeVariables(mlir::ModuleOp module, const std::map<std::string, 
   });
   mlir::OpBuilder builder(module.getContext());
   for (mlir::Operation* op : variables) {
-    std::string name;
-    if (auto loc = llvm::dyn_cast<mlir::NameLoc>(op->getLoc())) {
-      name = loc.getName().str();
-    } else {
-      llvm::raw_string_ostream os(name);
-      os << op->getLoc();
-    }
+    const std::string name = NodeNameOf(op->getLoc()).value_or(DescribeOp(op));
     mlir::ElementsAttr value;
     if (std::optional<mlir::Attribute> attr = op->getInherentAttr("value"); attr.has_value() && *attr) {
       value = llvm::dyn_cast<mlir::ElementsAttr>(*attr);

@@ -6,13 +6,17 @@
 #ifndef TESSERA_TESTS_MODELS_ONNX_ZOO_EXPORT_H_
 #define TESSERA_TESTS_MODELS_ONNX_ZOO_EXPORT_H_
 
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -52,6 +56,36 @@ inline absl::Status ExportOnnxZoo(const std::string& dir, const std::vector<std:
     return absl::InternalError(absl::StrCat("the export failed: ", command, "\n", read_text(log)));
   }
   return absl::OkStatus();
+}
+
+// The zoo models a test checks: with $TESSERA_ZOO_DIR set, every model of the zoo found there
+// (mlp, lenet, resnet18, mobilenet_v2, gpt_block; callers skip those missing); otherwise
+// `defaults` exported by ExportOnnxZoo into the fresh folder <tmp>/<prefix>_<pid>, which the
+// caller removes when `temporary`. Unavailable when neither is possible without the source
+// tree (tests skip then); ExportOnnxZoo's errors otherwise.
+struct ZooSelection {
+  std::string dir;
+  std::vector<std::string> models;
+  bool temporary = false;
+};
+
+inline absl::StatusOr<ZooSelection> SelectZooModels(const std::vector<std::string>& defaults,
+                                                    const std::string& temp_dir, const std::string& prefix) {
+  ZooSelection selection;
+  if (const char* zoo = std::getenv("TESSERA_ZOO_DIR"); zoo != nullptr) {
+    selection.dir = zoo;
+    selection.models = {"mlp", "lenet", "resnet18", "mobilenet_v2", "gpt_block"};
+    return selection;
+  }
+  if (std::getenv("TESSERA_SOURCE_DIR") == nullptr) {
+    return absl::UnavailableError("TESSERA_SOURCE_DIR is not set (CTest sets it)");
+  }
+  selection.dir = absl::StrCat(temp_dir, "/", prefix, "_", ::getpid());
+  selection.models = defaults;
+  selection.temporary = true;
+  std::filesystem::create_directories(selection.dir);
+  if (absl::Status s = ExportOnnxZoo(selection.dir, defaults); !s.ok()) return s;
+  return selection;
 }
 
 }  // namespace tsr::testing

@@ -90,26 +90,15 @@ void CheckModel(const std::string& dir, const std::string& name) {
 }
 
 TEST(FusionModels, ZooModelsKeepTheirOutputs) {
-  const char* zoo = std::getenv("TESSERA_ZOO_DIR");
-  std::string dir;
-  std::vector<std::string> models = {"resnet18", "gpt_block"};
-  bool temporary = false;
-  if (zoo != nullptr) {
-    dir = zoo;
-    models = {"mlp", "lenet", "resnet18", "mobilenet_v2", "gpt_block"};
-  } else {
-    if (std::getenv("TESSERA_SOURCE_DIR") == nullptr) GTEST_SKIP() << "TESSERA_SOURCE_DIR is not set (CTest sets it)";
-    dir = absl::StrCat(::testing::TempDir(), "/tsr_fusion_zoo_", ::getpid());
-    std::filesystem::create_directories(dir);
-    temporary = true;
-    const absl::Status exported = testing::ExportOnnxZoo(dir, models);
-    ASSERT_TRUE(exported.ok()) << exported;
+  absl::StatusOr<testing::ZooSelection> zoo = testing::SelectZooModels({"resnet18", "gpt_block"}, ::testing::TempDir(),
+                                                                     "tsr_fusion_zoo");
+  if (absl::IsUnavailable(zoo.status())) GTEST_SKIP() << zoo.status().message();
+  ASSERT_TRUE(zoo.ok()) << zoo.status();
+  for (const std::string& model : zoo->models) {
+    if (!std::filesystem::exists(absl::StrCat(zoo->dir, "/", model, "/model.onnx"))) continue;
+    CheckModel(zoo->dir, model);
   }
-  for (const std::string& model : models) {
-    if (!std::filesystem::exists(absl::StrCat(dir, "/", model, "/model.onnx"))) continue;
-    CheckModel(dir, model);
-  }
-  if (temporary) std::filesystem::remove_all(dir);
+  if (zoo->temporary) std::filesystem::remove_all(zoo->dir);
 }
 
 }  // namespace
