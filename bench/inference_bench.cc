@@ -1,32 +1,44 @@
 // Whole-model inference latency of the five real models — MLP and LeNet at batch 64,
 // ResNet-18, MobileNetV2 and a GPT-2 block (seq 128) at batch 1 — on Tessera's cpu
-// device, side by side with ONNX Runtime (all graph optimizations on; the bar),
-// PyTorch, JAX/XLA and IREE on the same models, weights, input and thread counts,
-// measured in the same run.
+// device, interpreted and compiled, side by side with ONNX Runtime (all graph
+// optimizations on; the bar), PyTorch, JAX/XLA and IREE on the same models, weights,
+// input and thread counts, measured in the same run.
 //
 //   inference_bench --models mlp,lenet,resnet18,mobilenet_v2,gpt_block --threads 1,2
-//       --warmup 5 --repetitions 20 --rounds 3 [--peers ort,pytorch,jax,iree] [--json out.json]
+//       --warmup 5 --repetitions 20 --rounds 3 [--tessera-mode interpret,compiled]
+//       [--peers ort,pytorch,jax,iree] [--json out.json]
 //
 // bench/peer_inference.py exports each model with PyTorch (scripts/onnx_zoo_models.py's
 // definitions and seeds) to ONNX at the bench batch in a temporary folder; Tessera
-// imports it (graph/onnx) and runs it through a Session with --threads workers. Every
-// peer runs in its own Python process per model and thread count (thread pools are
+// imports it (graph/onnx) and runs it in every mode of --tessera-mode, one column each:
+//   interpret  the runtime Session's executor with --threads workers;
+//   compiled   the compile driver (compiler/pipeline: CompileGraph at the bench batch with
+//              the case's thread count) and the compiled runtime (CompiledProgram::Load
+//              with that thread count). Compilation happens once per model and thread
+//              count, before the rounds; its time (CompileStats::total_seconds) and the
+//              load time are reported, not counted in the latency.
+// The default is both; a build without MLIR/LLVM 19 has no compile driver, and there the
+// default is interpret alone. A mode that fails to compile or run a model shows "-" and
+// the reason, like a peer.
+//
+// Every peer runs in its own Python process per model and thread count (thread pools are
 // sized when the libraries load); see bench/peer_inference.py for each peer's settings
 // and how honest its thread limit is. A peer that is not installed, or cannot run a
 // model, shows "-" and the reason. Peers get OMP_WAIT_POLICY=PASSIVE (unless already
 // set): on a shared machine spinning OpenMP workers distort the figures.
 //
-// Correctness first: Tessera's output must match ONNX Runtime's (PyTorch's when ORT is
-// not run) to max|diff| / max|ref| <= 1e-4, and each peer's must match PyTorch's; a
-// wrong answer gets no time. Reported per model and thread count: the median latency
+// Correctness first: each Tessera mode's output must match ONNX Runtime's (PyTorch's when
+// ORT is not run) to max|diff| / max|ref| <= 1e-4, and each peer's must match PyTorch's;
+// a wrong answer gets no time. Reported per model and thread count: the median latency
 // (wall and process CPU) over --repetitions runs after --warmup, the median of those
-// over --rounds (the rounds interleave all cases, so a slow minute of a loaded machine
-// touches every system alike), the ratio Tessera / ORT, achieved GFLOP/s (the graph's
-// FLOP estimate, graph/builder/model_summary.h, over the wall time) and Tessera's peak
-// memory during a run (the device allocator's statistics, RunMetadata::peak_bytes).
-//
-// --tessera-mode: `interpret` (the runtime Session's executor, today's only path). The
-// compiled path of issue 6 will be added as `compiled`, one more Tessera column.
+// over --rounds (the rounds interleave all cases, peers and modes, so a slow minute of a
+// loaded machine touches every system alike), the ratio of each mode to ORT, achieved
+// GFLOP/s (the graph's FLOP estimate, graph/builder/model_summary.h, over the wall time)
+// and each mode's peak memory. The two modes count memory differently, both as their
+// runtimes define it: interpret, the device allocator's peak during a run above what it
+// held before (RunMetadata::peak_bytes: the weights, held by the session, are not
+// counted); compiled, CompiledProgram::peak_bytes(): the buffer plan's arena, the
+// constants (the weights) and the outputs; the constants are shown beside it.
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +47,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -59,8 +72,14 @@
 #include "graph/onnx/onnx_importer.h"
 #include "graph/status_macros.h"
 #include "runtime/npy.h"
+#include "runtime/run_metadata.h"
 #include "runtime/session.h"
 #include "tools/flag_parser.h"
+
+#ifdef TESSERA_HAS_COMPILER
+#include "compiler/pipeline/compile_graph.h"
+#include "runtime/compiled/compiled_program.h"
+#endif
 
 #ifndef TESSERA_PEER_INFERENCE_SCRIPT
 #define TESSERA_PEER_INFERENCE_SCRIPT "bench/peer_inference.py"
@@ -75,6 +94,13 @@ namespace {
 constexpr double kTolerance = 1e-4;
 const char* const kAllModels[] = {"mlp", "lenet", "resnet18", "mobilenet_v2", "gpt_block"};
 const char* const kAllPeers[] = {"ort", "pytorch", "jax", "iree"};
+#ifdef TESSERA_HAS_COMPILER
+const char* const kAllModes[] = {"interpret", "compiled"};
+constexpr char kDefaultModes[] = "interpret,compiled";
+#else
+const char* const kAllModes[] = {"interpret"};
+constexpr char kDefaultModes[] = "interpret";
+#endif
 
 struct BenchOptions {
   std::vector<std::string> models;
@@ -83,7 +109,7 @@ struct BenchOptions {
   int64_t warmup = 5;
   int64_t repetitions = 20;
   int64_t rounds = 1;
-  std::string tessera_mode = "interpret";
+  std::vector<std::string> tessera_modes;  // the Tessera columns, in this order
   std::string python;         // runs the peers
   std::string export_python;  // runs the export (Debian's torch with Debian's onnx)
   std::string script = TESSERA_PEER_INFERENCE_SCRIPT;
@@ -148,18 +174,35 @@ struct SystemResult {
   }
 };
 
+using Feeds = std::vector<std::pair<std::string, Tensor>>;
+
+// One Tessera mode on one case: how to run the model, and the mode's figures.
+struct TesseraMode {
+  std::string mode;  // "interpret" or "compiled"
+  // One inference; the closure owns the session or program, so that both modes run
+  // through the same timing code.
+  std::function<absl::StatusOr<Tensor>(const Feeds&, RunMetadata*)> run;
+  SystemResult result;  // result.version is the mode
+  bool checked = false;
+  double error = 0;  // max|diff|/max|ref| against the case's reference
+  int64_t peak_bytes = 0;
+  // The compiled mode only: the compile driver's and the loader's figures.
+  std::optional<double> compile_seconds;  // CompileStats::total_seconds
+  double load_seconds = 0;                // CompiledProgram::Load
+  int64_t constant_bytes = 0;             // within peak_bytes
+  int64_t arena_bytes = 0;                // within peak_bytes
+  std::string fusion_summary;
+};
+
 struct Case {
   std::string model;
   int threads = 1;
   std::string dir;  // the exported model, input and reference outputs
   int64_t flops = 0;
-  int64_t peak_bytes = 0;
-  double tessera_error = 0;
   std::string reference;  // what Tessera's output was checked against
-  std::unique_ptr<Session> session;
   std::string input_name, output_name;
   Tensor input;
-  SystemResult tessera;
+  std::vector<TesseraMode> tessera;  // in the order of --tessera-mode
   std::map<std::string, SystemResult> peers;
 };
 
@@ -223,8 +266,65 @@ void RunPeer(const BenchOptions& o, const std::string& peer, Case& c) {
   r.unavailable = absl::StrCat("no RESULT line (exit status ", status, "): ", LastLine(*output));
 }
 
-// Imports the model and creates its session; the FLOP estimate and the input.
-absl::Status PrepareTessera(Case& c) {
+// The interpreted mode: a Session over (a copy of) the imported graph.
+absl::Status PrepareInterpreted(const Case& c, const Graph& graph, TesseraMode& m) {
+  TSR_ASSIGN_OR_RETURN(std::unique_ptr<Session> created, Session::Create(graph.Clone(), {.num_threads = c.threads}));
+  std::shared_ptr<Session> session = std::move(created);
+  m.run = [session, output = c.output_name](const Feeds& feeds, RunMetadata* metadata) -> absl::StatusOr<Tensor> {
+    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, session->Run(feeds, {output}, metadata));
+    return std::move(out[0]);
+  };
+  return absl::OkStatus();
+}
+
+#ifdef TESSERA_HAS_COMPILER
+// The compiled mode: the graph compiled at the bench batch for the case's thread count,
+// then loaded with that count. Errors name the model and the step that failed.
+absl::Status PrepareCompiled(const Case& c, const Graph& graph, TesseraMode& m) {
+  CompileOptions options;
+  options.batch = BatchOf(c.model);
+  options.threads = c.threads;
+  CompileStats stats;
+  absl::StatusOr<Executable> executable = CompileGraph(graph, options, &stats);
+  if (!executable.ok()) {
+    return absl::Status(executable.status().code(),
+                        absl::StrCat(c.model, ": CompileGraph (batch ", options.batch, ", threads ", c.threads,
+                                     ") failed: ", executable.status().message()));
+  }
+  m.compile_seconds = stats.total_seconds;
+  m.fusion_summary = stats.fusion_summary;
+  const double load_start = bench::WallSeconds();
+  absl::StatusOr<std::unique_ptr<CompiledProgram>> loaded =
+      CompiledProgram::Load(*std::move(executable), {.threads = c.threads});
+  if (!loaded.ok()) {
+    return absl::Status(loaded.status().code(), absl::StrCat(c.model, ": CompiledProgram::Load (threads ", c.threads,
+                                                             ") failed: ", loaded.status().message()));
+  }
+  m.load_seconds = bench::WallSeconds() - load_start;
+  std::shared_ptr<CompiledProgram> program = std::move(*loaded);
+  // The program returns its outputs in signature order; the bench reads the one it checks.
+  int output_index = -1;
+  for (size_t i = 0; i < program->outputs().size(); ++i) {
+    if (program->outputs()[i].name == c.output_name) output_index = static_cast<int>(i);
+  }
+  if (output_index < 0) {
+    return absl::NotFoundError(
+        absl::StrCat(c.model, ": the compiled program has no output named '", c.output_name, "'"));
+  }
+  m.peak_bytes = program->peak_bytes();
+  m.constant_bytes = program->constant_bytes();
+  m.arena_bytes = program->arena_bytes();
+  m.run = [program, output_index](const Feeds& feeds, RunMetadata* metadata) -> absl::StatusOr<Tensor> {
+    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, program->Run(feeds, metadata));
+    return std::move(out[output_index]);
+  };
+  return absl::OkStatus();
+}
+#endif  // TESSERA_HAS_COMPILER
+
+// Imports the model and prepares every Tessera mode; the FLOP estimate and the input. A
+// mode that cannot be prepared is recorded with the reason, so the others still run.
+absl::Status PrepareTessera(const BenchOptions& o, Case& c) {
   TSR_ASSIGN_OR_RETURN(ImportedModel model, ImportOnnxModel(c.dir + "/model.onnx"));
   if (model.input_names.size() != 1 || model.output_names.size() != 1) {
     return absl::InternalError(absl::StrCat(c.model, ": expected one input and one output"));
@@ -235,39 +335,65 @@ absl::Status PrepareTessera(Case& c) {
   // EstimateFlops counts a symbolic batch dim as 1; the export's shapes are static.
   c.flops = summary.flops;
   if (!summary.inputs.empty() && !summary.inputs[0].type.shape.is_static()) c.flops *= BatchOf(c.model);
-  TSR_ASSIGN_OR_RETURN(c.session, Session::Create(std::move(model.graph), {.num_threads = c.threads}));
   TSR_ASSIGN_OR_RETURN(c.input, ReadNpy(c.dir + "/input.npy"));
+  for (const std::string& mode : o.tessera_modes) {
+    TesseraMode& m = c.tessera.emplace_back();
+    m.mode = mode;
+    m.result.version = mode;
+    absl::Status status = absl::InvalidArgumentError(absl::StrCat("unknown Tessera mode '", mode, "'"));
+    if (mode == "interpret") status = PrepareInterpreted(c, model.graph, m);
+#ifdef TESSERA_HAS_COMPILER
+    if (mode == "compiled") status = PrepareCompiled(c, model.graph, m);
+#endif
+    if (!status.ok()) {
+      m.run = nullptr;
+      m.result.unavailable = std::string(status.message());
+      std::cout << "tessera " << mode << ": " << c.model << " threads " << c.threads << ": " << status.message()
+                << std::endl;
+    } else if (m.compile_seconds.has_value()) {
+      std::cout << absl::StrFormat("compiled %s for %d thread(s) in %.2f s (load %.1f ms): %s", c.model, c.threads,
+                                   *m.compile_seconds, m.load_seconds * 1e3, m.fusion_summary)
+                << std::endl;
+    }
+  }
   return absl::OkStatus();
 }
 
-// Checks Tessera's output, then times it; a wrong answer is recorded, not timed.
-absl::Status RunTessera(const BenchOptions& o, Case& c) {
-  if (!c.tessera.unavailable.empty()) return absl::OkStatus();
-  const std::vector<std::pair<std::string, Tensor>> feeds = {{c.input_name, c.input}};
-  if (c.tessera.ms.empty()) {
-    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, c.session->Run(feeds, {c.output_name}));
+// Checks one mode's output (once), then times it; a wrong answer is recorded, not timed.
+absl::Status RunTesseraMode(const BenchOptions& o, Case& c, TesseraMode& m) {
+  if (!m.result.unavailable.empty()) return absl::OkStatus();
+  const Feeds feeds = {{c.input_name, c.input}};
+  if (!m.checked) {
+    m.checked = true;
+    RunMetadata metadata;
+    absl::StatusOr<Tensor> out = m.run(feeds, &metadata);
+    if (!out.ok()) {
+      m.result.unavailable = absl::StrCat("run failed: ", out.status().message());
+      return absl::OkStatus();
+    }
     const bool have_ort = std::filesystem::exists(c.dir + "/ort_output.npy");
     c.reference = have_ort ? "onnxruntime" : "pytorch";
     TSR_ASSIGN_OR_RETURN(Tensor ref, ReadNpy(c.dir + (have_ort ? "/ort_output.npy" : "/expected.npy")));
-    c.tessera_error = RelativeError(out[0], ref);
-    c.tessera.version = o.tessera_mode;
-    if (!(c.tessera_error <= kTolerance)) {
-      c.tessera.unavailable =
-          absl::StrFormat("wrong answer: max|diff|/max|%s| = %.3g > %g", c.reference, c.tessera_error, kTolerance);
+    m.error = RelativeError(*out, ref);
+    if (!(m.error <= kTolerance)) {
+      m.result.unavailable =
+          absl::StrFormat("wrong answer: max|diff|/max|%s| = %.3g > %g", c.reference, m.error, kTolerance);
       return absl::OkStatus();
     }
-    RunMetadata metadata;
-    TSR_RETURN_IF_ERROR(c.session->Run(feeds, {c.output_name}, &metadata).status());
-    c.peak_bytes = metadata.peak_bytes;
+    // The interpreter measures its peak per run; the compiled program's is fixed at load.
+    if (!m.compile_seconds.has_value()) m.peak_bytes = metadata.peak_bytes;
   }
   absl::Status status;
   const std::vector<bench::TimeSample> runs =
       bench::TimeRepeatedly(static_cast<int>(o.warmup), static_cast<int>(o.repetitions), [&] {
-        absl::StatusOr<std::vector<Tensor>> out = c.session->Run(feeds, {c.output_name});
+        absl::StatusOr<Tensor> out = m.run(feeds, nullptr);
         if (!out.ok()) status.Update(out.status());
       });
-  TSR_RETURN_IF_ERROR(status);
-  c.tessera.ms.push_back(bench::MedianOf(runs).Scaled(1e3));
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat(c.model, " threads ", c.threads, ", tessera ", m.mode,
+                                                    ": a timed run failed: ", status.message()));
+  }
+  m.result.ms.push_back(bench::MedianOf(runs).Scaled(1e3));
   return absl::OkStatus();
 }
 

@@ -46,23 +46,8 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(Graph graph, SessionOpt
   return session;
 }
 
-absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                                 const std::vector<std::string>& fetches, RunMetadata* metadata) {
-  return Run(feeds, fetches, {}, metadata);
-}
-
-absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                                 const std::vector<std::string>& fetches,
-                                                 const std::vector<std::string>& targets, RunMetadata* metadata) {
-  return Run(feeds, fetches, RunOptions{.targets = targets, .metadata = metadata});
-}
-
-absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                                 const std::vector<std::string>& fetches, const RunOptions& options) {
-  const std::vector<std::string>& targets = options.targets;
-  RunMetadata* metadata = options.metadata;
-  const Graph& g = *graph_;
-  Executor::RunRequest request;
+absl::StatusOr<CheckedFeeds> CheckFeeds(const Graph& g, const std::vector<std::pair<std::string, Tensor>>& feeds) {
+  CheckedFeeds request;
   // The feed that first gave the batch size, for error messages.
   std::string batch_source;
   for (const auto& [name, value] : feeds) {
@@ -98,11 +83,34 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std
                                                        batch_source, "' gave batch size ", *request.batch));
       }
     }
-    if (!request.feeds.emplace(node->id(), value).second) {
+    if (!request.by_node.emplace(node->id(), value).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("feed '", name, "' feeds placeholder '", node->name(), "', which another feed already feeds"));
     }
   }
+  return request;
+}
+
+absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                                 const std::vector<std::string>& fetches, RunMetadata* metadata) {
+  return Run(feeds, fetches, {}, metadata);
+}
+
+absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                                 const std::vector<std::string>& fetches,
+                                                 const std::vector<std::string>& targets, RunMetadata* metadata) {
+  return Run(feeds, fetches, RunOptions{.targets = targets, .metadata = metadata});
+}
+
+absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
+                                                 const std::vector<std::string>& fetches, const RunOptions& options) {
+  const std::vector<std::string>& targets = options.targets;
+  RunMetadata* metadata = options.metadata;
+  const Graph& g = *graph_;
+  Executor::RunRequest request;
+  TSR_ASSIGN_OR_RETURN(CheckedFeeds checked, CheckFeeds(g, feeds));
+  request.feeds = std::move(checked.by_node);
+  request.batch = checked.batch;
   for (const std::string& name : fetches) {
     std::optional<TensorRef> ref;
     for (const SignatureEntry& e : g.outputs()) {

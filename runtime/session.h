@@ -29,6 +29,18 @@
 
 namespace tsr {
 
+// Feeds checked against a graph's placeholders (see CheckFeeds).
+struct CheckedFeeds {
+  absl::flat_hash_map<int, Tensor> by_node;  // Placeholder node id -> value
+  std::optional<int64_t> batch;              // the batch size the feeds bind, when one has a batch dim
+};
+
+// What Session::Run checks of its feeds, for callers that run a graph another way (the
+// compiled path of `tessera run`): each names a Placeholder (by signature name or node
+// name) once, with its dtype and a shape that fits (one size for every batch dim N of all
+// feeds). InvalidArgument naming the feed otherwise.
+absl::StatusOr<CheckedFeeds> CheckFeeds(const Graph& graph, const std::vector<std::pair<std::string, Tensor>>& feeds);
+
 struct SessionOptions {
   int num_threads = 0;         // 0: hardware concurrency
   std::string device = "cpu";  // or "reference" (the oracle kernels only)

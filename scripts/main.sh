@@ -3,7 +3,8 @@
 # trains the example MLP (784-256-256-10) on Fashion-MNIST (Debian's
 # dataset-fashion-mnist) with SGD + momentum and a cosine schedule, printing a progress bar per epoch and
 # the test accuracy after each, saves the trained model as a GraphDef with its
-# TensorBoard logs and checkpoints, and prints the model's summary.
+# TensorBoard logs and checkpoints, prints the model's summary and compiles it ahead of
+# time into a .tsrx executable.
 # EPOCHS (default 10) and OUT_DIR (default ./out) may be set in the environment.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,3 +15,6 @@ mkdir -p "$OUT"
 "$ROOT/build/tools/tessera" train mlp --epochs "${EPOCHS:-10}" --lr 0.05 --optimizer momentum --schedule cosine \
   --checkpoint-dir "$OUT/checkpoints" --no-resume --logdir "$OUT/logs" --save "$OUT/mlp_trained.pb"
 "$ROOT/build/tools/tessera" inspect "$OUT/mlp_trained.pb" --top 12
+# Ahead-of-time compilation of the trained inference graph (batch 64): run it with
+# `tessera run out/mlp_trained.tsrx --input image=x.npy`.
+"$ROOT/build/tools/tessera" compile "$OUT/mlp_trained.pb" -o "$OUT/mlp_trained.tsrx" --batch 64

@@ -19,6 +19,11 @@
 #include "runtime/profiler.h"
 #include "runtime/session.h"
 #include "tools/command.h"
+#ifdef TESSERA_HAS_COMPILER
+#include "compiler/pipeline/compile_graph.h"
+#include "graph/status_macros.h"
+#include "tools/variable_values.h"
+#endif
 #ifdef TESSERA_HAS_COMPILED_RUNTIME
 #include "compiler/executable/executable_file.h"
 #include "runtime/compiled/compiled_program.h"
@@ -31,15 +36,19 @@ namespace {
 
 constexpr absl::string_view kUsage =
     "tessera run MODEL --input NAME=FILE.npy [--input ...] [--output-dir DIR] [--profile TRACE.json]\n"
-    "                   [--threads N] [--device cpu|reference] [--top N] [--seed N]";
+    "                   [--threads N] [--device cpu|reference] [--interpret] [--top N] [--seed N]";
 constexpr absl::string_view kDescription =
     "Loads MODEL (a GraphDef: .pb or .tsrg binary, .pbtxt text; or an ONNX model, .onnx,\n"
     "opsets 11-18, symbolic dims as the batch dimension), feeds every signature\n"
     "input from a NumPy .npy file (--input once per input; the dtype must match and the\n"
-    "shape must fit, any size for the batch dimension N), runs it on the CPU runtime and\n"
-    "fetches every signature output. A compiled model (a .tsrx executable written by\n"
-    "'tessera compile', recognized by its extension or its magic) runs without the\n"
-    "compiler; its inputs must have exactly the shapes it was compiled for. Prints each\n"
+    "shape must fit, any size for the batch dimension N), compiles it for that batch size\n"
+    "(the pipeline of 'tessera compile': fusion, generated code, one planned arena) and\n"
+    "runs it on the CPU, fetching every signature output. --interpret runs it op by op\n"
+    "with the interpreter instead (the oracle; so does --device reference); a graph the\n"
+    "compiler cannot handle yet runs with the interpreter after a note on stderr. A\n"
+    "compiled model (a .tsrx executable written by 'tessera compile', recognized by its\n"
+    "extension or its magic) runs without the compiler; its inputs must have exactly the\n"
+    "shapes it was compiled for. Prints each\n"
     "output's type and first values; with --output-dir writes each as DIR/<name>.npy\n"
     "(characters other than letters, digits, '.', '_' and '-' in the name become '_'; bf16\n"
     "outputs are written as f32, which numpy can read). With --profile, times every op,\n"
@@ -121,24 +130,44 @@ struct RunOptions {
   bool profile = false;
 };
 
-absl::StatusOr<RunnableModel> LoadGraphModel(const std::string& path, const RunOptions& options) {
-  absl::StatusOr<Graph> graph = IsOnnxModelPath(path) ? LoadOnnxGraph(path) : LoadGraph(path);
-  if (!graph.ok()) return graph.status();
+// A graph model's signature; `run` is set once the feeds chose how it runs.
+RunnableModel GraphSignature(const Graph& graph) {
   RunnableModel model;
-  for (const SignatureEntry& e : graph->inputs()) {
-    model.inputs.emplace_back(e.name, graph->node(e.ref.node)->output_type(e.ref.index).ToString());
+  for (const SignatureEntry& e : graph.inputs()) {
+    model.inputs.emplace_back(e.name, graph.node(e.ref.node)->output_type(e.ref.index).ToString());
   }
-  for (const SignatureEntry& e : graph->outputs()) model.outputs.push_back(e.name);
+  for (const SignatureEntry& e : graph.outputs()) model.outputs.push_back(e.name);
+  return model;
+}
+
+// The interpreter: the runtime's Session (the oracle).
+absl::Status Interpret(Graph graph, const RunOptions& options, RunnableModel& model) {
   absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(
-      *std::move(graph),
+      std::move(graph),
       {.num_threads = options.threads, .device = options.device, .seed = options.seed, .profile = options.profile});
   if (!session.ok()) return session.status();
   std::shared_ptr<Session> shared(*std::move(session));
   model.run = [shared, fetches = model.outputs](const Feeds& feeds, RunMetadata* metadata) {
     return shared->Run(feeds, fetches, metadata);
   };
-  return model;
+  return absl::OkStatus();
 }
+
+#ifdef TESSERA_HAS_COMPILER
+// The compiled path: the graph compiled for the feeds' batch size (Variables frozen with
+// the values the interpreter would give them) and run by runtime/compiled.
+absl::Status Compile(const Graph& graph, int64_t batch, const RunOptions& options, RunnableModel& model) {
+  CompileOptions compile;
+  compile.batch = batch;
+  TSR_ASSIGN_OR_RETURN(compile.variable_values, InitialVariableValues(graph, options.seed));
+  TSR_ASSIGN_OR_RETURN(Executable executable, CompileGraph(graph, compile));
+  TSR_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
+                       CompiledProgram::Load(std::move(executable), {.threads = options.threads, .seed = options.seed}));
+  std::shared_ptr<CompiledProgram> shared(std::move(program));
+  model.run = [shared](const Feeds& feeds, RunMetadata* metadata) { return shared->Run(feeds, metadata); };
+  return absl::OkStatus();
+}
+#endif
 
 absl::StatusOr<RunnableModel> LoadExecutableModel(const std::string& path, const RunOptions& options) {
 #ifdef TESSERA_HAS_COMPILED_RUNTIME
@@ -190,6 +219,9 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   flags.AddString("device", '\0', "DEV", &device, "cpu (default) or reference (the oracle kernels only)");
   flags.AddInt("top", '\0', "N", &top, "with --profile, how many op types to list (default 10)");
   flags.AddInt("seed", '\0', "N", &seed, "seed of the variable initializers and random ops (default 0)");
+  bool interpret = false;
+  flags.AddBool("interpret", '\0', &interpret,
+                "run op by op with the interpreter (the oracle) instead of compiling the graph");
   absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(rest);
   if (!positionals.ok()) return UsageError(err, "run", positionals.status().message());
   if (flags.help_requested()) {
@@ -224,8 +256,19 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   const std::string& path = (*positionals)[0];
   const bool profile = !profile_path.empty();
   const RunOptions options{static_cast<int>(threads), device, static_cast<uint64_t>(seed), profile};
-  absl::StatusOr<RunnableModel> model =
-      IsExecutablePath(path) ? LoadExecutableModel(path, options) : LoadGraphModel(path, options);
+  const bool executable = IsExecutablePath(path);
+  if (executable && interpret) {
+    return UsageError(err, "run", "--interpret needs a graph model; a .tsrx executable is compiled code");
+  }
+  absl::StatusOr<Graph> graph = absl::UnknownError("");
+  absl::StatusOr<RunnableModel> model = absl::UnknownError("");
+  if (executable) {
+    model = LoadExecutableModel(path, options);
+  } else {
+    graph = IsOnnxModelPath(path) ? LoadOnnxGraph(path) : LoadGraph(path);
+    if (!graph.ok()) return Failure(err, "run", graph.status());
+    model = GraphSignature(*graph);
+  }
   if (!model.ok()) return Failure(err, "run", model.status());
   for (const auto& [name, type] : model->inputs) {
     if (input_names.count(name) == 0) {
@@ -242,6 +285,24 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     absl::StatusOr<Tensor> t = ReadNpy(file);
     if (!t.ok()) return Failure(err, "run", t.status());
     feeds.emplace_back(name, *std::move(t));
+  }
+  if (!executable) {
+    // The feeds fix the batch size the graph compiles for; they are checked as the
+    // interpreter checks them, with the same messages.
+    absl::StatusOr<CheckedFeeds> checked = CheckFeeds(*graph, feeds);
+    if (!checked.ok()) return Failure(err, "run", checked.status());
+    bool compiled = false;
+#ifdef TESSERA_HAS_COMPILER
+    if (!interpret && device == "cpu") {
+      const absl::Status s = Compile(*graph, checked->batch.value_or(1), options, *model);
+      compiled = s.ok();
+      // What the compiler cannot handle yet (dynamic shapes, training steps) still runs.
+      if (!compiled) err << "tessera run: note: running with the interpreter: " << s.message() << "\n";
+    }
+#endif
+    if (!compiled) {
+      if (absl::Status s = Interpret(*std::move(graph), options, *model); !s.ok()) return Failure(err, "run", s);
+    }
   }
 
   RunMetadata metadata;

@@ -39,10 +39,12 @@ absl::Status Prefixed(absl::string_view what, const absl::Status& s) {
   return absl::Status(s.code(), absl::StrCat(what, ": ", s.message()));
 }
 
-// Graph nodes that are not steps: placeholders and constants.
+// Graph nodes that compute: placeholders, constants and variables hold values.
 int64_t CountGraphOps(const Graph& graph) {
   int64_t n = 0;
-  for (const Node* node : graph.nodes()) n += node->op() != "Placeholder" && node->op() != "Constant";
+  for (const Node* node : graph.nodes()) {
+    n += node->op() != "Placeholder" && node->op() != "Constant" && node->op() != "Variable";
+  }
   return n;
 }
 

@@ -59,7 +59,7 @@ struct StageTiming {
 struct CompileStats {
   double total_seconds = 0;
   std::vector<StageTiming> stages;  // in order, import and codegen included
-  int64_t graph_ops = 0;            // nodes of the graph, placeholders and constants excluded
+  int64_t graph_ops = 0;            // nodes of the graph but placeholders, constants and variables
   int64_t kernel_steps = 0;         // library-kernel steps of the executable
   int64_t function_steps = 0;       // compiled-function steps (outlined fusions)
   int64_t fused_epilogues = 0;      // FusedConv / FusedMatMul steps

@@ -34,6 +34,7 @@ fail() {
 expect_code() { [[ $code -eq $1 ]] || fail "expected exit code $1"; }
 expect_out() { [[ $out == *"$1"* ]] || fail "expected stdout to contain: $1"; }
 expect_not_out() { [[ $out != *"$1"* ]] || fail "expected stdout not to contain: $1"; }
+expect_not_err() { [[ $err != *"$1"* ]] || fail "expected stderr not to contain: $1"; }
 expect_err() { [[ $err == *"$1"* ]] || fail "expected stderr to contain: $1"; }
 expect_same_files() { cmp -s "$1" "$2" || fail "expected $1 and $2 to be identical"; }
 
@@ -212,7 +213,7 @@ case $case_name in
     expect_code 0
     write_npy "$tmp/image.npy" '<f4' '(2, 784)' '\x00\x00\x80\x3f' 1568  # all 1.0
     run "$tessera" run "$tmp/mlp.pb" --input "image=$tmp/image.npy" --output-dir "$tmp/out" \
-      --profile "$tmp/trace.json" --top 3
+      --profile "$tmp/trace.json" --top 3 --interpret
     expect_code 0
     expect_out "logits: f32[2,10] {"
     expect_out "wrote $tmp/out/logits.npy"
@@ -242,6 +243,21 @@ a, b = (struct.unpack("<20f", open(f, "rb").read()[128:]) for f in sys.argv[1:])
 assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(a, b)), (a, b)
 assert len(set(a)) > 1, a' "$tmp/out/logits.npy" "$tmp/ref/logits.npy" || fail "cpu and reference logits differ"
     fi
+    # The default: compiled for the feeds' batch size (fused MatMul + bias + ReLU steps).
+    run "$tessera" run "$tmp/mlp.pb" -i "image=$tmp/image.npy" -o "$tmp/compiled" --profile "$tmp/ctrace.json"
+    expect_code 0
+    expect_not_err "interpreter"
+    expect_out "wrote a Chrome trace of 3 ops to $tmp/ctrace.json"
+    [[ $out =~ FusedMatMul\ +3\  ]] || fail "expected a table row: FusedMatMul, 3 calls"
+    if command -v python3 >/dev/null; then
+      python3 -c 'import struct, sys
+a, b = (struct.unpack("<20f", open(f, "rb").read()[128:]) for f in sys.argv[1:])
+assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(a, b)), (a, b)' \
+        "$tmp/compiled/logits.npy" "$tmp/ref/logits.npy" || fail "compiled and reference logits differ"
+    fi
+    run "$tessera" run "$tmp/mlp.pb" -i "image=$tmp/image.npy" --interpret --help
+    expect_code 0
+    expect_out "--interpret"
     # Another batch size binds N.
     write_npy "$tmp/image3.npy" '<f4' '(3, 784)' '\x00\x00\x00\x00' 2352
     run "$tessera" run "$tmp/mlp.pb" --input="image=$tmp/image3.npy"

@@ -25,9 +25,10 @@
 
 namespace tsr::conformance {
 
-// The first word of every reason the runner produces.
-inline constexpr absl::string_view kGeneratedReasonCategories[] = {"import", "type",     "data",  "run",
-                                                                   "output", "mismatch", "crash", "timeout"};
+// The first word of every reason the runner produces; compile, load and disagree come
+// from its compiled mode only (compiled_case.h).
+inline constexpr absl::string_view kGeneratedReasonCategories[] = {
+    "import", "type", "data", "run", "output", "mismatch", "crash", "timeout", "compile", "load", "disagree"};
 
 struct Expectation {
   bool pass = false;
