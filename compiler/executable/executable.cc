@@ -199,6 +199,11 @@ absl::Status ValidateExecutable(const Executable& e) {
     if (!kernel && !step.attrs.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, s), ": a function call has no attributes"));
     }
+    if (!kernel && step.inputs.size() + step.outputs.size() > static_cast<size_t>(kMaxFunctionArguments)) {
+      return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, s), " takes ",
+                                                     step.inputs.size() + step.outputs.size(),
+                                                     " arguments; at most ", kMaxFunctionArguments, " are supported"));
+    }
     for (int in : step.inputs) {
       if (in < (kernel ? -1 : 0) || in >= n) {
         return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, s), " reads value ", in, " of ", n));

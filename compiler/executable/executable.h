@@ -23,6 +23,10 @@
 
 namespace tsr {
 
+// The most arguments (inputs plus outputs) a function step may take: the loader calls
+// compiled functions through one trampoline per arity.
+inline constexpr int kMaxFunctionArguments = 64;
+
 // The most worker threads an executable may ask for.
 inline constexpr int kMaxExecutableThreads = 4096;
 

@@ -47,9 +47,6 @@ struct CompiledSignatureEntry {
   Shape shape;  // static: feeds must have exactly this shape
 };
 
-// The most arguments (inputs plus outputs) a function step may take; more are refused
-// at load time.
-inline constexpr int kMaxFunctionArguments = 16;
 
 class CompiledProgram {
  public:

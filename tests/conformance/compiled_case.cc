@@ -140,7 +140,8 @@ absl::Status RunCompiledCase(const std::string& case_dir, const CompiledCaseOpti
     absl::StatusOr<int64_t> batch = BatchOf(model.graph, feeds);
     if (!batch.ok()) return batch.status();
     if (program == nullptr || program_batch != *batch) {
-      absl::StatusOr<std::unique_ptr<CompiledProgram>> loaded = CompileAndLoad(model.graph, *batch, options.num_threads);
+      absl::StatusOr<std::unique_ptr<CompiledProgram>> loaded =
+          CompileAndLoad(model.graph, *batch, options.num_threads);
       if (!loaded.ok()) return loaded.status();
       program = *std::move(loaded);
       program_batch = *batch;

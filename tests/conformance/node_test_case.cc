@@ -66,8 +66,8 @@ absl::StatusOr<std::vector<Tensor>> ReadTensorFiles(const fs::path& dir, absl::s
     const fs::path path = dir / absl::StrCat(prefix, "_", i, ".pb");
     std::error_code ec;
     if (!fs::exists(path, ec)) {
-      return Error("data", absl::StrCat("the model has ", declared.size(), " ", what, " but ",
-                                        dir.filename().string(), " has no ", path.filename().string()));
+      return Error("data", absl::StrCat("the model has ", declared.size(), " ", what, " but ", dir.filename().string(),
+                                        " has no ", path.filename().string()));
     }
     absl::StatusOr<Tensor> t = ReadTensorFile(path, declared[i]);
     if (!t.ok()) return t.status();
@@ -107,7 +107,8 @@ absl::StatusOr<NodeTestCase> ReadNodeTestCase(const std::string& case_dir) {
   test_case.model_bytes = *std::move(bytes);
 
   onnx::ModelProto model;
-  if (!model.ParseFromString(test_case.model_bytes)) return Error("import", "model.onnx does not parse as a ModelProto");
+  if (!model.ParseFromString(test_case.model_bytes))
+    return Error("import", "model.onnx does not parse as a ModelProto");
   std::vector<std::string> initializers;
   for (const onnx::TensorProto& t : model.graph().initializer()) initializers.push_back(t.name());
   std::vector<int32_t> input_types, output_types;

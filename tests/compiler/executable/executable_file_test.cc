@@ -291,6 +291,18 @@ TEST(ExecutableFileTest, InconsistentMetadataIsRefused) {
   Executable e = SampleExecutable();
   e.steps.pop_back();
   EXPECT_THAT(SerializeExecutable(e).status().message(), HasSubstr("output but no step writes it"));
+  // More arguments than the loader can pass, and the thread count out of range.
+  e = SampleExecutable();
+  for (ExecutableStep& step : e.steps) {
+    if (step.kind != ExecutableStep::Kind::kFunction) continue;
+    while (step.inputs.size() + step.outputs.size() <= static_cast<size_t>(kMaxFunctionArguments)) {
+      step.inputs.push_back(step.inputs.front());
+    }
+  }
+  EXPECT_THAT(ValidateExecutable(e).message(), HasSubstr("arguments; at most 64 are supported"));
+  e = SampleExecutable();
+  e.threads = -2;
+  EXPECT_THAT(ValidateExecutable(e).message(), HasSubstr("threads is -2"));
 }
 
 TEST(ExecutableFileTest, ForeignTargetsAreRefused) {
