@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -34,7 +35,8 @@ absl::Status CheckValue(const Executable& e, int id) {
   }
   const bool arena = v.location == ValueLocation::kArena;
   if (v.location != ValueLocation::kArena && v.location != ValueLocation::kInput &&
-      v.location != ValueLocation::kOutput && v.location != ValueLocation::kConstant) {
+      v.location != ValueLocation::kOutput && v.location != ValueLocation::kConstant &&
+      v.location != ValueLocation::kVariable) {
     return absl::InvalidArgumentError(absl::StrCat(ValueLabel(e, id), ": unknown location"));
   }
   if (!arena && (v.offset != -1 || v.reused_from != -1)) {
@@ -112,7 +114,7 @@ absl::StatusOr<ExecutableBufferPlan> BufferPlanOf(const Executable& e) {
     }
     for (int out : step.outputs) {
       const ValueLocation where = e.values[out].location;
-      if (where != ValueLocation::kArena && where != ValueLocation::kOutput) {
+      if (where != ValueLocation::kArena && where != ValueLocation::kOutput && where != ValueLocation::kVariable) {
         return absl::InvalidArgumentError(
             absl::StrCat(StepLabel(e, s), " writes ", ValueLabel(e, out), ", an input or constant"));
       }
@@ -165,9 +167,11 @@ absl::Status ValidateExecutable(const Executable& e) {
   std::vector<int> filled(n, 0);
   for (size_t c = 0; c < e.constants.size(); ++c) {
     const ExecutableConstant& constant = e.constants[c];
-    if (constant.value < 0 || constant.value >= n || e.values[constant.value].location != ValueLocation::kConstant) {
+    if (constant.value < 0 || constant.value >= n ||
+        (e.values[constant.value].location != ValueLocation::kConstant &&
+         e.values[constant.value].location != ValueLocation::kVariable)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("constant ", c, " fills value ", constant.value, ", which is not a constant value"));
+          absl::StrCat("constant ", c, " fills value ", constant.value, ", which is not a constant or variable value"));
     }
     const int64_t expected = e.values[constant.value].size_bytes();
     if (static_cast<int64_t>(constant.bytes.size()) != expected) {
@@ -179,9 +183,39 @@ absl::Status ValidateExecutable(const Executable& e) {
     ++filled[constant.value];
   }
   for (int i = 0; i < n; ++i) {
-    if (e.values[i].location == ValueLocation::kConstant && filled[i] != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(ValueLabel(e, i), " is a constant with ", filled[i],
-                                                     " constants giving its bytes; one is needed"));
+    const ValueLocation where = e.values[i].location;
+    if ((where == ValueLocation::kConstant || where == ValueLocation::kVariable) && filled[i] != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(ValueLabel(e, i), " is a ",
+                                                     where == ValueLocation::kConstant ? "constant" : "variable",
+                                                     " with ", filled[i], " constants giving its bytes; one is needed"));
+    }
+  }
+  // Variables: unique non-empty names (they are how callers read and assign them), at most
+  // one writer, and no reader after it (every step of a run sees the value it started with).
+  absl::flat_hash_map<std::string, int> variable_names;
+  std::vector<int> last_read(n, -1), writer(n, -1);
+  for (int s = 0; s < static_cast<int>(e.steps.size()); ++s) {
+    for (int in : e.steps[s].inputs) {
+      if (in >= 0 && in < n) last_read[in] = s;
+    }
+    for (int out : e.steps[s].outputs) {
+      if (out < 0 || out >= n || e.values[out].location != ValueLocation::kVariable) continue;
+      if (writer[out] >= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(ValueLabel(e, out), " is written by both ",
+                                                       StepLabel(e, writer[out]), " and ", StepLabel(e, s)));
+      }
+      writer[out] = s;
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    if (e.values[i].location != ValueLocation::kVariable) continue;
+    if (e.values[i].name.empty()) return absl::InvalidArgumentError(absl::StrCat("variable value ", i, " has no name"));
+    if (!variable_names.emplace(e.values[i].name, i).second) {
+      return absl::InvalidArgumentError(absl::StrCat("two variables are named '", e.values[i].name, "'"));
+    }
+    if (writer[i] >= 0 && last_read[i] > writer[i]) {
+      return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, last_read[i]), " reads ", ValueLabel(e, i),
+                                                     " after ", StepLabel(e, writer[i]), " wrote it"));
     }
   }
   for (size_t o = 0; o < e.object_files.size(); ++o) {

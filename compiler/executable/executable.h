@@ -38,6 +38,10 @@ enum class ValueLocation : uint8_t {
   kInput = 1,     // fed by the caller
   kOutput = 2,    // handed back to the caller
   kConstant = 3,  // bytes held by the executable
+  // State kept between runs (a training program's weights and optimizer slots), named by
+  // the value's name, with its initial bytes in `constants`. Steps read it; at most one
+  // step writes it — the new value, after every step that reads it.
+  kVariable = 4,
 };
 
 struct ExecutableValue {
@@ -65,7 +69,7 @@ struct ExecutableStep {
 };
 
 struct ExecutableConstant {
-  int value = -1;     // a kConstant value
+  int value = -1;     // a kConstant value, or the initial value of a kVariable value
   std::string bytes;  // exactly its size_bytes()
   friend bool operator==(const ExecutableConstant&, const ExecutableConstant&) = default;
 };
@@ -107,6 +111,7 @@ struct Executable {
 
 // Checks everything that must hold for the steps to run safely: valid dtypes and static
 // shapes, ids in range, signature and constants covering their values exactly once,
+// variables named uniquely and written at most once, after their last reader,
 // constant byte counts, every arena or output value written by exactly one step before
 // any step reads it, and the buffer plan (offsets, in-place reuse) proven safe by
 // VerifyBufferPlan over the lifetimes the steps imply. Errors name the value or step.

@@ -96,7 +96,7 @@ absl::StatusOr<Executable> FromProto(const xp::ExecutableProto& meta, const std:
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": shape ", v.shape.ToString(), " is not a valid static shape"));
     }
-    if (vp.location() < 0 || vp.location() > 3) {
+    if (vp.location() < 0 || vp.location() > 4) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": unknown location ", static_cast<int>(vp.location())));
     }
     v.location = static_cast<ValueLocation>(vp.location());

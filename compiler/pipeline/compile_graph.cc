@@ -131,7 +131,15 @@ absl::StatusOr<Executable> CompileGraph(const Graph& graph, const CompileOptions
   if (options.batch < 1) {
     return absl::InvalidArgumentError(absl::StrCat("the batch size must be >= 1, got ", options.batch));
   }
-  TSR_RETURN_IF_ERROR(RefuseVariableUpdates(graph));
+  if (!options.variables_as_state) TSR_RETURN_IF_ERROR(RefuseVariableUpdates(graph));
+  for (const std::string& target : options.targets) {
+    if (graph.FindNode(target) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("target '", target, "' is not a node of the graph"));
+    }
+  }
+  if (!options.targets.empty() && !options.variables_as_state) {
+    return absl::InvalidArgumentError("targets run optimizer updates: they need variables_as_state");
+  }
   absl::StatusOr<Graph> bound = BindBatch(graph, options.batch);
   if (!bound.ok()) return Prefixed("binding the batch", bound.status());
   st.graph_ops = CountGraphOps(*bound);
@@ -146,7 +154,9 @@ absl::StatusOr<Executable> CompileGraph(const Graph& graph, const CompileOptions
   absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>> imported = ImportGraph(context, *bound);
   if (!imported.ok()) return Prefixed("importing the graph", imported.status());
   mlir::ModuleOp module = imported->get();
-  if (absl::Status s = FreezeVariables(module, options.variable_values); !s.ok()) {
+  if (options.variables_as_state) {
+    DropUntargetedUpdates(module, options.targets);
+  } else if (absl::Status s = FreezeVariables(module, options.variable_values); !s.ok()) {
     return Prefixed("freezing the variables", s);
   }
   st.stages.push_back({"import", SecondsSince(t)});
@@ -164,7 +174,7 @@ absl::StatusOr<Executable> CompileGraph(const Graph& graph, const CompileOptions
   TSR_RETURN_IF_ERROR(RunStages(module, {outline}, dumper, &st));
 
   t = Clock::now();
-  absl::StatusOr<Executable> built = BuildExecutableSteps(main);
+  absl::StatusOr<Executable> built = BuildExecutableSteps(main, options.variable_values);
   if (!built.ok()) return Prefixed("building the executable's steps", built.status());
   Executable e = *std::move(built);
   std::vector<std::string> symbols;

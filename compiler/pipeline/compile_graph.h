@@ -47,6 +47,13 @@ struct CompileOptions {
   // Values of the Variables that hold none, by node name (a Variable saved after training
   // holds its value). Variables are frozen into constants: the program holds no state.
   std::map<std::string, Tensor> variable_values;
+  // A training program: Variables stay state (variables of the executable, with the
+  // initial values freezing would give them) and optimizer updates run — those named in
+  // `targets` (graph node names, e.g. TrainingOps::update_nodes) and those whose outputs
+  // are needed; each run commits the new values after its last step, as Session::Run with
+  // these targets does. Off (inference): Variables are frozen and updates refused.
+  bool variables_as_state = false;
+  std::vector<std::string> targets;
   // Epilogue and region fusion; off: every op is a library-kernel step (a baseline).
   bool fuse = true;
 };
@@ -72,8 +79,7 @@ struct CompileStats {
 };
 
 // Compiles a graph whose values are computed from its placeholders, constants and Variables
-// (frozen into constants, see variable_values). Graphs that update Variables (training
-// steps) are refused for now. Errors name the stage and carry MLIR's diagnostics or
+// (frozen into constants, or kept as state for training: see variables_as_state). Errors name the stage and carry MLIR's diagnostics or
 // the node at fault. The executable passes ValidateExecutable.
 absl::StatusOr<Executable> CompileGraph(const Graph& graph, const CompileOptions& options = {},
                                         CompileStats* stats = nullptr);

@@ -12,6 +12,7 @@
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/dialect/tsr_op_signature.h"
 #include "compiler/dialect/tsr_type_conversion.h"
+#include "compiler/pipeline/freeze_variables.h"
 #include "graph/op_registry.h"
 #include "graph/status_macros.h"
 #include "llvm/ADT/DenseMap.h"
@@ -25,6 +26,8 @@ namespace {
 
 class StepBuilder {
  public:
+  explicit StepBuilder(const std::map<std::string, Tensor>& variable_values) : variable_values_(variable_values) {}
+
   absl::StatusOr<Executable> Run(mlir::func::FuncOp main) {
     if (!main.getBody().hasOneBlock()) {
       return absl::InvalidArgumentError(absl::StrCat("@", main.getName().str(), " must have exactly one block"));
@@ -34,7 +37,10 @@ class StepBuilder {
     if (!ret) return absl::InvalidArgumentError("@main does not end with func.return");
     // The first return of each op result makes it an output in place.
     for (mlir::Value v : ret.getOperands()) {
-      if (v.getDefiningOp() != nullptr && !llvm::isa<mlir::tsr::ConstantOp>(v.getDefiningOp())) returned_.insert(v);
+      mlir::Operation* def = v.getDefiningOp();
+      if (def != nullptr && !llvm::isa<mlir::tsr::ConstantOp>(def) && def->getName().getStringRef() != "tsr.Variable") {
+        returned_.insert(v);
+      }
     }
 
     for (mlir::BlockArgument arg : body.getArguments()) {
@@ -70,6 +76,14 @@ class StepBuilder {
         claimed.insert(id);
       }
       e_.outputs.push_back({name, id});
+    }
+    // New variable values, after every step that reads the old ones.
+    for (const auto& [variable, value] : commits_) {
+      ExecutableStep step;
+      step.name = "Identity";
+      step.inputs = {value};
+      step.outputs = {variable};
+      e_.steps.push_back(std::move(step));
     }
     return std::move(e_);
   }
@@ -154,11 +168,7 @@ class StepBuilder {
     const std::string op_name = op->getName().stripDialect().str();
     const OpDef* def = OpRegistry::Global().Find(op_name);
     if (def == nullptr) return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), " is not a registered op"));
-    if (op_name == "Variable" || !def->variable_updates.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          DescribeOp(op), (op_name == "Variable" ? " is a Variable" : " updates Variables"),
-          ": a compiled program holds no state; freeze the variables into constants first (tessera export)"));
-    }
+    if (op_name == "Variable") return AddVariable(op);
     ExecutableStep step;
     step.name = op_name;
     absl::StatusOr<std::vector<std::optional<mlir::Value>>> slots = mlir::tsr::InputSlots(op, *def);
@@ -168,7 +178,34 @@ class StepBuilder {
     if (!attrs.ok()) return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), ": ", attrs.status().message()));
     step.attrs = *std::move(attrs);
     TSR_ASSIGN_OR_RETURN(step.outputs, AddResults(op, BaseName(op, op_name)));
+    for (size_t i = 0; i < def->variable_updates.size() && i < step.outputs.size(); ++i) {
+      const int slot = def->variable_updates[i];
+      const int variable = slot < static_cast<int>(step.inputs.size()) ? step.inputs[slot] : -1;
+      if (variable < 0 || e_.values[variable].location != ValueLocation::kVariable) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(DescribeOp(op), ": input ", slot, " must be a Variable, which output ", i, " updates"));
+      }
+      for (const auto& [earlier, unused] : commits_) {
+        if (earlier == variable) {
+          return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), " updates Variable '",
+                                                         e_.values[variable].name, "', which another op updates"));
+        }
+      }
+      commits_.emplace_back(variable, step.outputs[i]);
+    }
     e_.steps.push_back(std::move(step));
+    return absl::OkStatus();
+  }
+
+  // A Variable kept as state, named by its graph node, with its initial value.
+  absl::Status AddVariable(mlir::Operation* op) {
+    absl::StatusOr<mlir::ElementsAttr> attr = VariableValue(op, variable_values_);
+    if (!attr.ok()) return attr.status();
+    absl::StatusOr<Tensor> value = mlir::tsr::ToTensor(*attr);
+    if (!value.ok()) return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), ": ", value.status().message()));
+    TSR_ASSIGN_OR_RETURN(int id, AddValue(op->getResult(0), BaseName(op, "variable"), ValueLocation::kVariable,
+                                          DescribeOp(op)));
+    e_.constants.push_back({id, std::string(static_cast<const char*>(value->raw_data()), value->num_bytes())});
     return absl::OkStatus();
   }
 
@@ -190,11 +227,17 @@ class StepBuilder {
   Executable e_;
   llvm::DenseMap<mlir::Value, int> ids_;
   llvm::DenseSet<mlir::Value> returned_;
+  // (variable, new value) per optimizer update output, in step order.
+  std::vector<std::pair<int, int>> commits_;
+  const std::map<std::string, Tensor>& variable_values_;
   int unnamed_ = 0;
 };
 
 }  // namespace
 
-absl::StatusOr<Executable> BuildExecutableSteps(mlir::func::FuncOp main) { return StepBuilder().Run(main); }
+absl::StatusOr<Executable> BuildExecutableSteps(mlir::func::FuncOp main,
+                                                const std::map<std::string, Tensor>& variable_values) {
+  return StepBuilder(variable_values).Run(main);
+}
 
 }  // namespace tsr

@@ -4,8 +4,12 @@
 #ifndef TESSERA_COMPILER_PIPELINE_EXECUTABLE_BUILDER_H_
 #define TESSERA_COMPILER_PIPELINE_EXECUTABLE_BUILDER_H_
 
+#include <map>
+#include <string>
+
 #include "absl/status/statusor.h"
 #include "compiler/executable/executable.h"
+#include "graph/tensor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 namespace tsr {
@@ -16,9 +20,13 @@ namespace tsr {
 // copied into its output by an Identity step. Steps: one per op, in order; a func.call is a
 // function step of its callee, any other tsr op a kernel step with the attributes its OpDef
 // declares (absent optional operands are -1). Offsets are left unset (-1): plan them with
-// PlanExecutableBuffers. Errors name the op: non-tsr ops, unregistered ops, Variables and
-// optimizer updates (a compiled program holds no state), non-static or unsupported types.
-absl::StatusOr<Executable> BuildExecutableSteps(mlir::func::FuncOp main);
+// PlanExecutableBuffers. A tsr.Variable left in @main (a training program) is a variable
+// value with its initial value (freeze_variables.h's VariableValue, from `variable_values`);
+// an optimizer update op's new values are committed into the variables it updates by
+// Identity steps after every other step. Errors name the op: non-tsr ops, unregistered
+// ops, a Variable updated twice, non-static or unsupported types.
+absl::StatusOr<Executable> BuildExecutableSteps(mlir::func::FuncOp main,
+                                                const std::map<std::string, Tensor>& variable_values = {});
 
 }  // namespace tsr
 

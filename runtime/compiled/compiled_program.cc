@@ -158,12 +158,15 @@ absl::Status CompiledProgram::PlaceValues(const Executable& e) {
   absl::flat_hash_map<int, const std::string*> constant_bytes;
   for (const ExecutableConstant& c : e.constants) {
     constant_bytes[c.value] = &c.bytes;
-    constant_bytes_ += RoundUp(static_cast<int64_t>(c.bytes.size()), kExecutableAlignment);
+    const int64_t size = RoundUp(static_cast<int64_t>(c.bytes.size()), kExecutableAlignment);
+    (e.values[c.value].location == ValueLocation::kVariable ? variable_bytes_ : constant_bytes_) += size;
   }
   constants_ = AlignedBlock(constant_bytes_);
+  variable_memory_ = AlignedBlock(variable_bytes_);
   char* const arena = static_cast<char*>(arena_.get());
   char* const constants = static_cast<char*>(constants_.get());
-  int64_t constant_offset = 0;
+  char* const variables = static_cast<char*>(variable_memory_.get());
+  int64_t constant_offset = 0, variable_offset = 0;
   slots_.resize(e.values.size());
   for (size_t i = 0; i < e.values.size(); ++i) {
     const ExecutableValue& v = e.values[i];
@@ -179,6 +182,16 @@ absl::Status CompiledProgram::PlaceValues(const Executable& e) {
         if (bytes != 0) std::memcpy(at, src.data(), src.size());
         constant_offset += RoundUp(bytes, kExecutableAlignment);
         slots_[i] = Tensor::Wrap(v.dtype, v.shape, constants_, at);
+        break;
+      }
+      case ValueLocation::kVariable: {
+        const std::string& src = *constant_bytes.at(static_cast<int>(i));
+        void* at = bytes == 0 ? nullptr : variables + variable_offset;
+        if (bytes != 0) std::memcpy(at, src.data(), src.size());
+        variable_offset += RoundUp(bytes, kExecutableAlignment);
+        slots_[i] = Tensor::Wrap(v.dtype, v.shape, variable_memory_, at);
+        variables_.push_back({v.name, v.dtype, v.shape});
+        variable_values_.push_back(static_cast<int>(i));
         break;
       }
       case ValueLocation::kInput:
@@ -250,9 +263,14 @@ absl::Status CompiledProgram::PrepareKernelStep(const Executable& e, int s, Step
                                                                          : e.values[es.outputs[0]].name;
   absl::StatusOr<const OpDef*> def = OpRegistry::Global().Lookup(es.name);
   if (!def.ok()) return Prefixed(step.label, def.status());
-  if (!(*def)->variable_updates.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(step.label, ": updates variables, which a compiled program does not hold"));
+  // An optimizer update computes new values of variables; the executable's own Identity
+  // steps commit them after the run's last reader (ValidateExecutable's variable rules).
+  for (int slot : (*def)->variable_updates) {
+    if (slot >= static_cast<int>(es.inputs.size()) || es.inputs[slot] < 0 ||
+        e.values[es.inputs[slot]].location != ValueLocation::kVariable) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(step.label, ": input ", slot, " must be a variable of the program, which the op updates"));
+    }
   }
 
   // The op's own inference on the executable's types (constant values known) must give
@@ -342,6 +360,36 @@ absl::Status CompiledProgram::PrepareConvolution(const Executable& e, int s, Ste
   step.conv_residual = step.fused ? slot(3) : nullptr;
   step.conv_y = &slots_[es.outputs[0]];
   ++num_prepared_convolutions_;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int> CompiledProgram::FindVariable(absl::string_view name) const {
+  for (size_t i = 0; i < variables_.size(); ++i) {
+    if (variables_[i].name == name) return static_cast<int>(i);
+  }
+  std::vector<std::string> names;
+  for (const CompiledSignatureEntry& v : variables_) names.push_back(v.name);
+  return absl::NotFoundError(absl::StrCat("the program has no variable '", name, "' (variables: ",
+                                          names.empty() ? "none" : absl::StrJoin(names, ", "), ")"));
+}
+
+absl::StatusOr<Tensor> CompiledProgram::ReadVariable(absl::string_view name) {
+  absl::MutexLock lock(&run_mu_);
+  TSR_ASSIGN_OR_RETURN(int i, FindVariable(name));
+  return slots_[variable_values_[i]].Clone();
+}
+
+absl::Status CompiledProgram::AssignVariable(absl::string_view name, const Tensor& value) {
+  absl::MutexLock lock(&run_mu_);
+  TSR_ASSIGN_OR_RETURN(int i, FindVariable(name));
+  const CompiledSignatureEntry& want = variables_[i];
+  if (value.dtype() != want.dtype || value.shape() != want.shape) {
+    return absl::InvalidArgumentError(absl::StrCat("variable '", name, "' is ", DTypeName(want.dtype),
+                                                   want.shape.ToString(), ", but the value is ",
+                                                   DTypeName(value.dtype()), value.shape().ToString()));
+  }
+  Tensor& slot = slots_[variable_values_[i]];
+  if (value.num_bytes() != 0) std::memcpy(slot.raw_data(), value.raw_data(), value.num_bytes());
   return absl::OkStatus();
 }
 

@@ -69,11 +69,20 @@ class CompiledProgram {
   const std::vector<CompiledSignatureEntry>& inputs() const { return inputs_; }
   const std::vector<CompiledSignatureEntry>& outputs() const { return outputs_; }
 
+  // The program's state (a compiled training step's weights and optimizer slots): each
+  // variable starts with the executable's initial value, a run reads the values it starts
+  // with and leaves the new ones. Reading copies; assigning checks dtype and shape. Both
+  // wait for a running Run. NotFound names the known variables.
+  const std::vector<CompiledSignatureEntry>& variables() const { return variables_; }
+  absl::StatusOr<Tensor> ReadVariable(absl::string_view name);
+  absl::Status AssignVariable(absl::string_view name, const Tensor& value);
+
   int64_t arena_bytes() const { return arena_bytes_; }
   int64_t constant_bytes() const { return constant_bytes_; }
   int64_t output_bytes() const { return output_bytes_; }
-  // Memory one run holds: the arena, the constants and the outputs.
-  int64_t peak_bytes() const { return arena_bytes_ + constant_bytes_ + output_bytes_; }
+  int64_t variable_bytes() const { return variable_bytes_; }
+  // Memory one run holds: the arena, the constants, the variables and the outputs.
+  int64_t peak_bytes() const { return arena_bytes_ + constant_bytes_ + variable_bytes_ + output_bytes_; }
 
   int num_steps() const;
   // How many Conv and FusedConv steps run on weights prepared at load time.
@@ -99,8 +108,13 @@ class CompiledProgram {
   std::vector<CompiledSignatureEntry> outputs_;
   std::vector<int> input_values_;   // value id of each signature input
   std::vector<int> output_values_;  // value id of each signature output
+  std::vector<CompiledSignatureEntry> variables_;
+  std::vector<int> variable_values_;  // value id of each variable
+  absl::StatusOr<int> FindVariable(absl::string_view name) const;
   std::shared_ptr<void> arena_;
   std::shared_ptr<void> constants_;
+  std::shared_ptr<void> variable_memory_;
+  int64_t variable_bytes_ = 0;
   int64_t arena_bytes_ = 0;
   int64_t constant_bytes_ = 0;
   int64_t output_bytes_ = 0;

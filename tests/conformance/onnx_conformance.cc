@@ -94,7 +94,8 @@ shapes), unless it is listed in the known-failures file:
                         REASON' lines); --update rewrites KNOWN (not FILE)
 The exit status is 1 on any other failure (a regression), when a case FILE lists as pass
 is missing from DIR, or when KNOWN lists a case FILE does not list as pass. --verbose
-prints 'AGREE NAME' or 'FAIL NAME: REASON'. The last line gives the counts:
+prints 'AGREE NAME', 'ALLOWED NAME: REASON' (an allowed refusal) or 'FAIL NAME: REASON'.
+The last line gives the counts:
   onnx conformance (compiled): I interpreter-passing cases: A agree, D disagree, F failed
   to run, C not compiled (allowed: ...; refused: ...); K known failures, R regressions, N new passes
 )";
