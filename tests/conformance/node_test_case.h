@@ -1,6 +1,6 @@
 // Reading one ONNX backend node-test case folder (model.onnx and
-// test_data_set_*/{input,output}_N.pb) and importing its model the way the interpreter
-// mode does (onnx_case.h), for runners that execute it on another path (compiled_case.h).
+// test_data_set_*/{input,output}_N.pb) and importing its model: what the interpreter mode
+// (onnx_case.h) and the compiled mode (compiled_case.h) share.
 //
 // Errors carry the categories of onnx_case.h: "type:", "import:", "data:", "output:".
 #ifndef TESSERA_TESTS_CONFORMANCE_NODE_TEST_CASE_H_
