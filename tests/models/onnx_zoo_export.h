@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -86,6 +87,20 @@ inline absl::StatusOr<ZooSelection> SelectZooModels(const std::vector<std::strin
   std::filesystem::create_directories(selection.dir);
   if (absl::Status s = ExportOnnxZoo(selection.dir, defaults); !s.ok()) return s;
   return selection;
+}
+
+// Calls `check(dir, model)` for each model SelectZooModels picks that exists there, then
+// removes a temporary folder. Its errors as SelectZooModels'.
+inline absl::Status ForEachZooModel(const std::vector<std::string>& defaults, const std::string& temp_dir,
+                                    const std::string& prefix,
+                                    const std::function<void(const std::string&, const std::string&)>& check) {
+  absl::StatusOr<ZooSelection> zoo = SelectZooModels(defaults, temp_dir, prefix);
+  if (!zoo.ok()) return zoo.status();
+  for (const std::string& model : zoo->models) {
+    if (std::filesystem::exists(absl::StrCat(zoo->dir, "/", model, "/model.onnx"))) check(zoo->dir, model);
+  }
+  if (zoo->temporary) std::filesystem::remove_all(zoo->dir);
+  return absl::OkStatus();
 }
 
 }  // namespace tsr::testing

@@ -94,15 +94,10 @@ void CheckModel(const std::string& dir, const std::string& name) {
 }
 
 TEST(CompileModels, ZooModelsAgreeWithTheInterpreter) {
-  absl::StatusOr<testing::ZooSelection> zoo = testing::SelectZooModels({"resnet18", "gpt_block"}, ::testing::TempDir(),
-                                                                     "tsr_compile_zoo");
-  if (absl::IsUnavailable(zoo.status())) GTEST_SKIP() << zoo.status().message();
-  ASSERT_TRUE(zoo.ok()) << zoo.status();
-  for (const std::string& model : zoo->models) {
-    if (!std::filesystem::exists(absl::StrCat(zoo->dir, "/", model, "/model.onnx"))) continue;
-    CheckModel(zoo->dir, model);
-  }
-  if (zoo->temporary) std::filesystem::remove_all(zoo->dir);
+  const absl::Status s =
+      testing::ForEachZooModel({"resnet18", "gpt_block"}, ::testing::TempDir(), "tsr_compile_zoo", CheckModel);
+  if (absl::IsUnavailable(s)) GTEST_SKIP() << s.message();
+  EXPECT_TRUE(s.ok()) << s;
 }
 
 }  // namespace
