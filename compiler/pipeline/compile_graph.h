@@ -6,7 +6,8 @@
 //   2. simplification: canonicalize, cse, tsr-constant-fold, tsr-algebraic-simplify,
 //      tsr-fold-batchnorm (inference graphs), canonicalize, cse;
 //   3. fusion: tsr-fuse-epilogues (Conv/MatMul/Gemm + bias, activation, residual ->
-//      FusedConv/FusedMatMul), tsr-fuse-regions (elementwise chains and reductions ->
+//      FusedConv/FusedMatMul), tsr-weight-layout (constant GEMM weights row-major),
+//      tsr-fuse-regions (elementwise chains and reductions ->
 //      tsr.Fusion), then tsr-outline-fusions (each tsr.Fusion -> a linalg function);
 //   4. the outlined functions are compiled together into one object file (compiler/codegen)
 //      for the target of `options.codegen`;

@@ -15,6 +15,7 @@
 #include "compiler/transforms/epilogue_fusion.h"
 #include "compiler/transforms/fold_batchnorm.h"
 #include "compiler/transforms/region_fusion.h"
+#include "compiler/transforms/weight_layout.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OperationSupport.h"
@@ -33,10 +34,9 @@ std::vector<PipelineStage> OptimizationStages(const CompileOptions& options) {
       {"canonicalize", [] { return mlir::createCanonicalizerPass(); }},
       {"cse", [] { return mlir::createCSEPass(); }},
   };
-  if (options.fuse) {
-    stages.push_back({"tsr-fuse-epilogues", [] { return CreateEpilogueFusionPass(); }});
-    stages.push_back({"tsr-fuse-regions", [] { return CreateRegionFusionPass(); }});
-  }
+  if (options.fuse) stages.push_back({"tsr-fuse-epilogues", [] { return CreateEpilogueFusionPass(); }});
+  stages.push_back({"tsr-weight-layout", [] { return CreateWeightLayoutPass(); }});
+  if (options.fuse) stages.push_back({"tsr-fuse-regions", [] { return CreateRegionFusionPass(); }});
   stages.push_back({"tsr-outline-fusions", [] { return CreateOutlineFusionsPass(); }, /*on_module=*/true});
   return stages;
 }

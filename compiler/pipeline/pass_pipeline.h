@@ -23,8 +23,8 @@ struct PipelineStage {
 };
 
 // canonicalize, cse, tsr-constant-fold, tsr-algebraic-simplify, tsr-fold-batchnorm,
-// canonicalize, cse, and with options.fuse: tsr-fuse-epilogues, tsr-fuse-regions; always
-// tsr-outline-fusions last.
+// canonicalize, cse, tsr-fuse-epilogues (with options.fuse), tsr-weight-layout,
+// tsr-fuse-regions (with options.fuse), and tsr-outline-fusions last.
 std::vector<PipelineStage> OptimizationStages(const CompileOptions& options);
 
 // Writes a module's IR to files of a dump directory, numbered in writing order.

@@ -4,6 +4,7 @@
 #include "compiler/conversion/graph_tsr.h"
 #include "compiler/lowering/fusion_outlining.h"
 #include "compiler/transforms/algebraic_simplify.h"
+#include "compiler/transforms/weight_layout.h"
 #include "compiler/transforms/constant_fold.h"
 #include "compiler/transforms/fold_batchnorm.h"
 #include "compiler/transforms/fusion_report.h"
@@ -19,6 +20,7 @@ void RegisterTesseraPasses() {
   // Tessera pass libraries register here.
   RegisterConstantFoldPass();
   RegisterAlgebraicSimplifyPass();
+  RegisterWeightLayoutPass();
   RegisterFoldBatchNormPass();
   RegisterFusionPasses();
   RegisterOutlineFusionsPass();
