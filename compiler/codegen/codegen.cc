@@ -12,6 +12,7 @@
 #include "compiler/codegen/vectorization_schedule.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
@@ -52,6 +53,13 @@ absl::Status CheckSignature(mlir::func::FuncOp function) {
   return absl::OkStatus();
 }
 
+std::string PrintIr(mlir::ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module->print(os, mlir::OpPrintingFlags().elideLargeElementsAttrs(16));
+  return text;
+}
+
 }  // namespace
 
 absl::StatusOr<CompiledObject> CompileModule(mlir::ModuleOp module, const CodegenOptions& options) {
@@ -66,13 +74,14 @@ absl::StatusOr<CompiledObject> CompileModule(mlir::ModuleOp module, const Codege
   auto vector_bits = TargetVectorBits(options);
   if (!vector_bits.ok()) return vector_bits.status();
 
-  if (absl::Status status = Bufferize(module); !status.ok()) return status;
+  if (absl::Status status = Bufferize(module, options.dump_ir); !status.ok()) return status;
   if (options.vectorize) {
     ScheduleOptions schedule;
     schedule.vector_bits = *vector_bits;
     if (absl::Status status = TileAndVectorize(module, schedule); !status.ok()) return status;
+    if (options.dump_ir) options.dump_ir("transform-schedule", PrintIr(module));
   }
-  if (absl::Status status = LowerToLLVMDialect(module); !status.ok()) return status;
+  if (absl::Status status = LowerToLLVMDialect(module, options.dump_ir); !status.ok()) return status;
   compiled.mlir_seconds = SecondsSince(start);
 
   const auto llvm_start = std::chrono::steady_clock::now();
@@ -80,6 +89,12 @@ absl::StatusOr<CompiledObject> CompileModule(mlir::ModuleOp module, const Codege
   DiagnosticCollector diagnostics(module.getContext());
   std::unique_ptr<llvm::Module> llvm_module = mlir::translateModuleToLLVMIR(module, llvm_context, "tessera_codegen");
   if (llvm_module == nullptr) return diagnostics.Error("translation to LLVM IR failed");
+  if (options.dump_ir) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm_module->print(os, nullptr);
+    options.dump_ir("llvm-ir", text);
+  }
   if (absl::Status status = EmitObject(*llvm_module, options, &compiled); !status.ok()) return status;
   compiled.llvm_seconds = SecondsSince(llvm_start);
   return compiled;

@@ -21,6 +21,7 @@
 #define TESSERA_COMPILER_CODEGEN_CODEGEN_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@
 
 namespace tsr {
 
+// Receives a stage name and the IR after it, as text.
+using IrDumpFn = std::function<void(const std::string& stage, const std::string& ir)>;
+
 struct CodegenOptions {
   // LLVM CPU name to compile for ("znver4", "x86-64-v3", ...); empty: this host, with
   // every feature it has.
@@ -40,6 +44,10 @@ struct CodegenOptions {
   std::string features;
   // Tile and vectorize linalg ops; off leaves them as scalar loops (a baseline).
   bool vectorize = true;
+  // When set, called with the IR after every MLIR pass of the pipeline that changed it
+  // (stage: the pass's command-line name), after the tiling and vectorization schedule
+  // ("transform-schedule") and the LLVM IR given to -O3 ("llvm-ir"); for --dump-ir.
+  IrDumpFn dump_ir;
 };
 
 struct CompiledObject {

@@ -15,6 +15,10 @@ namespace llvm {
 class Module;
 }  // namespace llvm
 
+namespace mlir {
+class PassManager;
+}  // namespace mlir
+
 namespace tsr::codegen {
 
 // The dialects, interfaces and transform extensions the pipeline needs.
@@ -22,10 +26,13 @@ void RegisterCodegenDialects(mlir::DialectRegistry& registry);
 
 // Tensors -> buffers in the calling convention of codegen.h (results as out-params,
 // temporaries freed).
-absl::Status Bufferize(mlir::ModuleOp module);
+absl::Status Bufferize(mlir::ModuleOp module, const IrDumpFn& dump_ir = {});
 
 // Buffers in linalg/vector/scf/... -> LLVM dialect (bare-pointer function arguments).
-absl::Status LowerToLLVMDialect(mlir::ModuleOp module);
+absl::Status LowerToLLVMDialect(mlir::ModuleOp module, const IrDumpFn& dump_ir = {});
+
+// Makes `pm` call `dump_ir` (when set) with the IR after every pass that changed it.
+void EnableIrDumps(mlir::PassManager& pm, const IrDumpFn& dump_ir);
 
 // Whole pipeline on a module of tensor functions, which it rewrites in place.
 absl::StatusOr<CompiledObject> CompileModule(mlir::ModuleOp module, const CodegenOptions& options);

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/codegen/codegen_mlir.h"
 #include "compiler/codegen/diagnostic_collector.h"
+#include "llvm/Support/raw_ostream.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
@@ -46,6 +47,7 @@
 #include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/TransformOps/VectorTransformOps.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -75,8 +77,37 @@ void RegisterCodegenDialects(mlir::DialectRegistry& registry) {
   mlir::registerLLVMDialectTranslation(registry);
 }
 
-absl::Status Bufferize(mlir::ModuleOp module) {
+namespace {
+
+// IR printing into the dump callback, one call per pass that changed the IR.
+class DumpConfig : public mlir::PassManager::IRPrinterConfig {
+ public:
+  explicit DumpConfig(IrDumpFn dump)
+      : IRPrinterConfig(/*printModuleScope=*/false, /*printAfterOnlyOnChange=*/true,
+                        /*printAfterOnlyOnFailure=*/false, mlir::OpPrintingFlags().elideLargeElementsAttrs(16)),
+        dump_(std::move(dump)) {}
+
+  void printAfterIfEnabled(mlir::Pass* pass, mlir::Operation* op, PrintCallbackFn print_callback) override {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    print_callback(os);
+    const llvm::StringRef argument = pass->getArgument();
+    dump_(argument.empty() ? pass->getName().str() : argument.str(), text);
+  }
+
+ private:
+  IrDumpFn dump_;
+};
+
+}  // namespace
+
+void EnableIrDumps(mlir::PassManager& pm, const IrDumpFn& dump_ir) {
+  if (dump_ir) pm.enableIRPrinting(std::make_unique<DumpConfig>(dump_ir));
+}
+
+absl::Status Bufferize(mlir::ModuleOp module, const IrDumpFn& dump_ir) {
   mlir::PassManager pm(module.getContext());
+  EnableIrDumps(pm, dump_ir);
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createLinalgElementwiseOpFusionPass());
   pm.addPass(mlir::createCanonicalizerPass());
@@ -102,13 +133,14 @@ absl::Status Bufferize(mlir::ModuleOp module) {
   return absl::OkStatus();
 }
 
-absl::Status LowerToLLVMDialect(mlir::ModuleOp module) {
+absl::Status LowerToLLVMDialect(mlir::ModuleOp module, const IrDumpFn& dump_ir) {
   // exp, expm1, log, log1p, tanh, erf, ... as polynomials in arith ops, on the vectors the
   // schedule made: LLVM would otherwise call scalar libm functions lane by lane.
   mlir::RewritePatternSet math_patterns(module.getContext());
   mlir::populateMathPolynomialApproximationPatterns(math_patterns);
   (void)mlir::applyPatternsAndFoldGreedily(module, std::move(math_patterns));
   mlir::PassManager pm(module.getContext());
+  EnableIrDumps(pm, dump_ir);
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
   // Ops the schedule did not vectorize become scalar loops.

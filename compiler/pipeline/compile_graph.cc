@@ -74,7 +74,16 @@ absl::StatusOr<CompiledObject> CompileFunctions(mlir::ModuleOp module, const std
     copy.setPublic();
   }
   TSR_RETURN_IF_ERROR(dumper.WriteModule("codegen-input", *code));
-  return codegen::CompileModule(*code, options);
+  CodegenOptions codegen_options = options;
+  absl::Status dumped;
+  if (dumper.enabled()) {
+    codegen_options.dump_ir = [&dumper, &dumped](const std::string& stage, const std::string& ir) {
+      if (dumped.ok()) dumped = dumper.Write("codegen-" + stage, ir, stage == "llvm-ir" ? ".ll" : ".mlir");
+    };
+  }
+  absl::StatusOr<CompiledObject> compiled = codegen::CompileModule(*code, codegen_options);
+  TSR_RETURN_IF_ERROR(dumped);
+  return compiled;
 }
 
 std::string DescribeExecutable(const Executable& e) {
@@ -111,8 +120,8 @@ std::string DescribeExecutable(const Executable& e) {
       for (const auto& [k, v] : step.attrs) attrs.push_back(absl::StrCat(k, "=", v.ToString()));
       absl::StrAppend(&out, " {", absl::StrJoin(attrs, ", "), "}");
     }
-    absl::StrAppend(&out, "\n    in:  ", absl::StrJoin(ins, "\n         "), "\n    out: ",
-                    absl::StrJoin(outs, "\n         "), "\n");
+    absl::StrAppend(&out, "\n    in:  ", absl::StrJoin(ins, "\n         "),
+                    "\n    out: ", absl::StrJoin(outs, "\n         "), "\n");
   }
   return out;
 }
@@ -227,9 +236,9 @@ absl::StatusOr<Executable> CompileGraph(const Graph& graph, const CompileOptions
 
 std::string FormatCompileStats(const CompileStats& st) {
   std::string out = absl::StrFormat("compiled in %.3f s: %s\n", st.total_seconds, st.fusion_summary);
-  absl::StrAppendFormat(&out, "  %d graph ops -> %d steps (%d library kernels of which %d fused epilogues, %d compiled functions)\n",
-                        st.graph_ops, st.kernel_steps + st.function_steps, st.kernel_steps, st.fused_epilogues,
-                        st.function_steps);
+  absl::StrAppendFormat(
+      &out, "  %d graph ops -> %d steps (%d library kernels of which %d fused epilogues, %d compiled functions)\n",
+      st.graph_ops, st.kernel_steps + st.function_steps, st.kernel_steps, st.fused_epilogues, st.function_steps);
   absl::StrAppendFormat(&out, "  arena %.2f MiB (lower bound %.2f MiB), constants %.2f MiB, machine code %.1f KiB\n",
                         st.arena_bytes / 1048576.0, st.arena_lower_bound / 1048576.0, st.constant_bytes / 1048576.0,
                         st.object_bytes / 1024.0);

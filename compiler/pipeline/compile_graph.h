@@ -40,8 +40,10 @@ struct CompileOptions {
   // core); recorded in the executable.
   int threads = 0;
   // When not empty: the IR after every stage is written there as NN-<stage>.mlir (00-import,
-  // 01-canonicalize, ...), then the module given to code generation (codegen-input.mlir) and
-  // the executable's steps and buffer plan (executable.txt). The directory is created.
+  // 01-canonicalize, ...), then the module given to code generation (codegen-input.mlir),
+  // the IR after every code-generation pass that changed it (codegen-<pass>.mlir, the
+  // vectorization schedule's result, the LLVM IR as codegen-llvm-ir.ll) and the
+  // executable's steps and buffer plan (executable.txt). The directory is created.
   std::string dump_ir_dir;
   // Target of the generated code (default: this host, every feature it has).
   CodegenOptions codegen;
@@ -75,13 +77,13 @@ struct CompileStats {
   int64_t arena_bytes = 0;          // the buffer plan's arena
   int64_t arena_lower_bound = 0;    // no plan can use less (live bytes at the busiest step)
   int64_t constant_bytes = 0;
-  int64_t object_bytes = 0;         // machine code, all object files together
+  int64_t object_bytes = 0;               // machine code, all object files together
   std::vector<std::string> dumped_files;  // with dump_ir_dir, in writing order
 };
 
 // Compiles a graph whose values are computed from its placeholders, constants and Variables
-// (frozen into constants, or kept as state for training: see variables_as_state). Errors name the stage and carry MLIR's diagnostics or
-// the node at fault. The executable passes ValidateExecutable.
+// (frozen into constants, or kept as state for training: see variables_as_state). Errors name the stage and carry
+// MLIR's diagnostics or the node at fault. The executable passes ValidateExecutable.
 absl::StatusOr<Executable> CompileGraph(const Graph& graph, const CompileOptions& options = {},
                                         CompileStats* stats = nullptr);
 
