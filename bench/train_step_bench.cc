@@ -8,11 +8,16 @@
 // printed alone. With --profile it also lists the op types that took the most time
 // in Tessera's steps.
 //
-//   train_step_bench --models mlp,lenet --threads 1,2 --steps 100 --repetitions 3
+//   train_step_bench --models mlp,lenet --threads 1,2 --modes interpret,compiled --steps 100 --repetitions 3
 //
 // The Tessera step is Trainer::Step, what Trainer::Fit runs per batch (the training
 // graph and the session come from Trainer::Create); the step time includes feeding the
-// batch and fetching the loss, as PyTorch's includes loss.item().
+// batch and fetching the loss, as PyTorch's includes loss.item(). Two modes: "compiled"
+// (the default of `tessera train`: forward, backward and optimizer compiled as one
+// program, compiler/pipeline/compiled_step.h) and "interpret" (the Session, op by op).
+// The table also gives the achieved GFLOP/s (the training graph's FLOPs per step, as
+// SummarizeModel counts them, over the median step time) and the peak memory of a step
+// (the session's or the compiled program's).
 //
 // Threads: the session's pool has --threads workers and the calling thread only waits,
 // so --threads N runs kernels on N threads (the CPU columns show it); --pin
@@ -46,6 +51,9 @@
 #include "runtime/profiler.h"
 #include "runtime/trainer/trainer.h"
 #include "tools/flag_parser.h"
+#ifdef TESSERA_HAS_COMPILER
+#include "compiler/pipeline/compiled_step.h"
+#endif
 
 #ifndef TESSERA_PYTORCH_TRAIN_STEP_SCRIPT
 #define TESSERA_PYTORCH_TRAIN_STEP_SCRIPT "bench/pytorch_train_step.py"
@@ -60,6 +68,7 @@ constexpr double kMomentum = 0.9;
 struct BenchOptions {
   std::vector<std::string> models;
   std::vector<int> threads;
+  std::vector<std::string> modes;
   int64_t batch = 64;
   int64_t steps = 100;
   int64_t warmup = 10;
@@ -81,19 +90,28 @@ absl::StatusOr<Graph> BuildModel(const std::string& name) {
 class TesseraTrainStep {
  public:
   static absl::StatusOr<std::unique_ptr<TesseraTrainStep>> Create(const std::string& model_name, int threads,
-                                                                  int64_t batch) {
+                                                                  int64_t batch, const std::string& mode) {
     TSR_ASSIGN_OR_RETURN(Graph model, BuildModel(model_name));
     auto step = std::unique_ptr<TesseraTrainStep>(new TesseraTrainStep());
     TSR_ASSIGN_OR_RETURN(ModelSummary summary, SummarizeModel(model));
     step->params_ = summary.trainable_params;
-    TSR_ASSIGN_OR_RETURN(
-        step->trainer_,
-        Trainer::Create(std::move(model), {.batch_size = batch,
-                                           .learning_rate = kLearningRate,
-                                           .optimizer = {.kind = OptimizerKind::kMomentum, .momentum = kMomentum},
-                                           .seed = 1,
-                                           .num_threads = threads,
-                                           .progress = false}));
+    TrainerOptions options{.batch_size = batch,
+                           .learning_rate = kLearningRate,
+                           .optimizer = {.kind = OptimizerKind::kMomentum, .momentum = kMomentum},
+                           .seed = 1,
+                           .num_threads = threads,
+                           .progress = false};
+    if (mode == "compiled") {
+#ifdef TESSERA_HAS_COMPILER
+      options.step_compiler = CompiledStepCompiler();
+#else
+      return absl::UnimplementedError("this build has no compiler (MLIR not found): use --modes interpret");
+#endif
+    }
+    TSR_ASSIGN_OR_RETURN(step->trainer_, Trainer::Create(std::move(model), options));
+    // FLOPs of the training graph (forward, backward, update) per example.
+    TSR_ASSIGN_OR_RETURN(ModelSummary training, SummarizeModel(step->trainer_->session().graph()));
+    step->flops_ = training.flops * batch;
     // Synthetic batch with a fixed seed: pixels in [0, 1), labels in [0, 10).
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
@@ -113,7 +131,7 @@ class TesseraTrainStep {
   }
 
   int64_t params() const { return params_; }
-  int64_t nodes_per_step() const { return trainer_->session().last_run_node_count(); }
+  int64_t flops() const { return flops_; }
 
  private:
   TesseraTrainStep() = default;
@@ -121,6 +139,7 @@ class TesseraTrainStep {
   std::unique_ptr<Trainer> trainer_;
   std::vector<std::pair<std::string, Tensor>> feeds_;
   int64_t params_ = 0;
+  int64_t flops_ = 0;
 };
 
 // What bench/pytorch_train_step.py printed on its RESULT line.
@@ -213,11 +232,18 @@ class ScopedCpuPin {
   bool active_ = false;
 };
 
+// One way of running Tessera's step.
+struct Side {
+  std::string mode;                           // "interpret" or "compiled"
+  std::unique_ptr<TesseraTrainStep> tessera;  // created pinned, so its workers stay pinned
+  std::vector<bench::TimeSample> ms;          // per repetition: medians over the steps
+  int64_t peak_bytes = 0;
+};
+
 struct Case {
   std::string model;
   int threads = 1;
-  std::unique_ptr<TesseraTrainStep> tessera;  // created pinned, so its workers stay pinned
-  std::vector<bench::TimeSample> tessera_ms;  // per repetition: medians over the steps
+  std::vector<Side> sides;  // one per mode
   std::vector<bench::TimeSample> peer_ms;
   std::optional<PeerResult> peer;
 };
@@ -226,32 +252,40 @@ absl::Status RunBench(const BenchOptions& o) {
   const std::string no_peer = PeerUnavailableReason(o);
   std::vector<Case> cases;
   for (const std::string& model : o.models) {
-    for (int threads : o.threads) cases.push_back({.model = model, .threads = threads});
+    for (int threads : o.threads) {
+      Case c{.model = model, .threads = threads};
+      for (const std::string& mode : o.modes) c.sides.push_back({.mode = mode});
+      cases.push_back(std::move(c));
+    }
   }
   // Repetitions on the outside, so that a slow minute of the shared machine touches
   // every case and both sides alike.
   for (int64_t rep = 0; rep < o.repetitions; ++rep) {
     for (Case& c : cases) {
       ScopedCpuPin pin(o.pin, c.threads);
-      if (c.tessera == nullptr) {
-        TSR_ASSIGN_OR_RETURN(c.tessera, TesseraTrainStep::Create(c.model, c.threads, o.batch));
+      std::string line = absl::StrFormat("rep %d/%d %-6s threads %d:", rep + 1, o.repetitions, c.model, c.threads);
+      for (Side& side : c.sides) {
+        if (side.tessera == nullptr) {
+          TSR_ASSIGN_OR_RETURN(side.tessera, TesseraTrainStep::Create(c.model, c.threads, o.batch, side.mode));
+          RunMetadata metadata;
+          TSR_RETURN_IF_ERROR(side.tessera->Run(&metadata).status());
+          side.peak_bytes = metadata.peak_bytes;
+        }
+        absl::Status status;
+        const std::vector<bench::TimeSample> steps =
+            bench::TimeRepeatedly(static_cast<int>(o.warmup), static_cast<int>(o.steps), [&] {
+              absl::StatusOr<double> loss = side.tessera->Run();
+              if (!loss.ok()) status.Update(loss.status());
+            });
+        TSR_RETURN_IF_ERROR(status);
+        side.ms.push_back(bench::MedianOf(steps).Scaled(1e3));
+        absl::StrAppendFormat(&line, " %s %.3f ms (cpu %.3f)", side.mode, side.ms.back().wall, side.ms.back().cpu);
       }
-      absl::Status status;
-      const std::vector<bench::TimeSample> steps =
-          bench::TimeRepeatedly(static_cast<int>(o.warmup), static_cast<int>(o.steps), [&] {
-            absl::StatusOr<double> loss = c.tessera->Run();
-            if (!loss.ok()) status.Update(loss.status());
-          });
-      TSR_RETURN_IF_ERROR(status);
-      c.tessera_ms.push_back(bench::MedianOf(steps).Scaled(1e3));
-      std::string line =
-          absl::StrFormat("rep %d/%d %-6s threads %d: tessera %.3f ms (cpu %.3f)", rep + 1, o.repetitions, c.model,
-                          c.threads, c.tessera_ms.back().wall, c.tessera_ms.back().cpu);
       if (no_peer.empty()) {
         TSR_ASSIGN_OR_RETURN(PeerResult peer, RunPyTorch(o, c.model, c.threads));
-        if (peer.params != c.tessera->params()) {
+        if (peer.params != c.sides.front().tessera->params()) {
           return absl::InternalError(absl::StrCat("the PyTorch ", c.model, " has ", peer.params,
-                                                  " parameters but Tessera's has ", c.tessera->params()));
+                                                  " parameters but Tessera's has ", c.sides.front().tessera->params()));
         }
         c.peer_ms.push_back(peer.median_ms);
         c.peer = peer;
@@ -271,20 +305,28 @@ absl::Status RunBench(const BenchOptions& o) {
     std::cout << "peer skipped: " << no_peer << "\n";
   }
   if (o.pin) std::cout << "pinned: each case ran on its first `threads` allowed CPUs\n";
-  bench::RatioTable table({"model", "threads"}, {.ours = "tessera", .peer = "pytorch", .unit = "ms"});
+  bench::RatioTable table({"model", "threads", "mode", "GFLOP/s", "peak MB"},
+                          {.ours = "tessera", .peer = "pytorch", .unit = "ms"});
   std::string throughput = "examples/s (wall):";
   for (const Case& c : cases) {
     std::optional<bench::TimeSample> peer;
-    std::vector<double> peer_wall, peer_cpu, wall, cpu;
+    std::vector<double> peer_wall, peer_cpu;
     for (const bench::TimeSample& s : c.peer_ms) peer_wall.push_back(s.wall), peer_cpu.push_back(s.cpu);
-    for (const bench::TimeSample& s : c.tessera_ms) wall.push_back(s.wall), cpu.push_back(s.cpu);
     if (!c.peer_ms.empty()) peer = bench::TimeSample{bench::Median(peer_wall), bench::Median(peer_cpu)};
-    const bench::TimeSample ours{bench::Median(wall), bench::Median(cpu)};
-    table.AddRow({c.model, absl::StrCat(c.threads)}, ours, peer);
-    absl::StrAppendFormat(&throughput, "\n  %-6s threads %d: tessera %.0f", c.model, c.threads,
-                          1e3 * static_cast<double>(o.batch) / ours.wall);
+    absl::StrAppendFormat(&throughput, "\n  %-6s threads %d:", c.model, c.threads);
+    for (const Side& side : c.sides) {
+      std::vector<double> wall, cpu;
+      for (const bench::TimeSample& s : side.ms) wall.push_back(s.wall), cpu.push_back(s.cpu);
+      const bench::TimeSample ours{bench::Median(wall), bench::Median(cpu)};
+      table.AddRow({c.model, absl::StrCat(c.threads), side.mode,
+                    absl::StrFormat("%.1f", static_cast<double>(side.tessera->flops()) / (ours.wall * 1e6)),
+                    absl::StrFormat("%.1f", static_cast<double>(side.peak_bytes) / 1e6)},
+                   ours, peer);
+      absl::StrAppendFormat(&throughput, " tessera %s %.0f,", side.mode,
+                            1e3 * static_cast<double>(o.batch) / ours.wall);
+    }
     if (peer.has_value()) {
-      absl::StrAppendFormat(&throughput, ", pytorch %.0f", 1e3 * static_cast<double>(o.batch) / peer->wall);
+      absl::StrAppendFormat(&throughput, " pytorch %.0f", 1e3 * static_cast<double>(o.batch) / peer->wall);
     }
   }
   std::cout << table.ToString() << throughput << "\n";
@@ -294,24 +336,31 @@ absl::Status RunBench(const BenchOptions& o) {
     for (Case& c : cases) {
       if (c.threads != o.threads.front()) continue;
       ScopedCpuPin pin(o.pin, c.threads);
-      Profiler profiler;
-      for (int64_t i = 0; i < o.steps; ++i) {
-        RunMetadata metadata;
-        TSR_RETURN_IF_ERROR(c.tessera->Run(&metadata).status());
-        for (const OpTiming& t : metadata.timings) profiler.Record({t.node, t.op, t.start_ns, t.duration_ns, t.thread});
+      for (Side& side : c.sides) {
+        Profiler profiler;
+        size_t steps_per_run = 0;
+        for (int64_t i = 0; i < o.steps; ++i) {
+          RunMetadata metadata;
+          TSR_RETURN_IF_ERROR(side.tessera->Run(&metadata).status());
+          steps_per_run = metadata.timings.size();
+          for (const OpTiming& t : metadata.timings) {
+            profiler.Record({t.node, t.op, t.start_ns, t.duration_ns, t.thread});
+          }
+        }
+        std::cout << absl::StrFormat(
+                         "\nTessera %s (%s), threads %d: op types by total time over %d profiled steps (%d "
+                         "kernels per step)\n",
+                         c.model, side.mode, c.threads, o.steps, steps_per_run)
+                  << profiler.TopTable(static_cast<int>(o.top));
       }
-      std::cout << absl::StrFormat(
-                       "\nTessera %s, threads %d: op types by total time over %d profiled steps (%d nodes "
-                       "per step)\n",
-                       c.model, c.threads, o.steps, c.tessera->nodes_per_step())
-                << profiler.TopTable(static_cast<int>(o.top));
     }
   }
   return absl::OkStatus();
 }
 
 constexpr char kUsage[] =
-    "train_step_bench [--models mlp,lenet] [--threads 1,2] [--steps N] [--warmup N] [--repetitions N]\n"
+    "train_step_bench [--models mlp,lenet] [--threads 1,2] [--modes interpret,compiled] [--steps N] [--warmup N] "
+    "[--repetitions N]\n"
     "                 [--batch N] [--pin] [--profile] [--top N] [--python PATH] [--script PATH]";
 
 absl::StatusOr<std::vector<int>> ParseThreadList(const std::string& text) {
@@ -329,10 +378,11 @@ absl::StatusOr<std::vector<int>> ParseThreadList(const std::string& text) {
 
 int Main(int argc, char** argv) {
   BenchOptions o;
-  std::string models = "mlp,lenet", threads = "1,2";
+  std::string models = "mlp,lenet", threads = "1,2", modes = "interpret,compiled";
   cli::FlagParser flags;
   flags.AddString("models", '\0', "LIST", &models, "comma-separated: mlp, lenet (default both)");
   flags.AddString("threads", '\0', "LIST", &threads, "comma-separated thread counts (default 1,2)");
+  flags.AddString("modes", '\0', "LIST", &modes, "comma-separated: interpret, compiled (default both)");
   flags.AddInt("steps", '\0', "N", &o.steps, "timed steps per repetition, each side (default 100)");
   flags.AddInt("warmup", '\0', "N", &o.warmup, "untimed steps before them (default 10)");
   flags.AddInt("repetitions", '\0', "N", &o.repetitions, "repetitions of every case (default 3)");
@@ -363,6 +413,13 @@ int Main(int argc, char** argv) {
   for (const std::string& model : o.models) {
     if (status.ok() && model != "mlp" && model != "lenet") status = BuildModel(model).status();
   }
+  o.modes = absl::StrSplit(modes, ',', absl::SkipEmpty());
+  for (const std::string& mode : o.modes) {
+    if (status.ok() && mode != "interpret" && mode != "compiled") {
+      status = absl::InvalidArgumentError(absl::StrCat("--modes: unknown mode '", mode, "' (interpret or compiled)"));
+    }
+  }
+  if (status.ok() && o.modes.empty()) status = absl::InvalidArgumentError("--modes: no mode given");
   if (!status.ok()) {
     std::cerr << "train_step_bench: " << status.message() << "\nusage: " << kUsage << "\n";
     return 2;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command 1: installs what is needed, builds Tessera and runs the main job —
 # trains the example MLP (784-256-256-10) on Fashion-MNIST (Debian's
-# dataset-fashion-mnist) with SGD + momentum and a cosine schedule, printing a progress bar per epoch and
+# dataset-fashion-mnist) with SGD + momentum and a cosine schedule — its training step
+# compiled to machine code as one program — printing a progress bar per epoch and
 # the test accuracy after each, saves the trained model as a GraphDef with its
 # TensorBoard logs and checkpoints, prints the model's summary and compiles it ahead of
 # time into a .tsrx executable.

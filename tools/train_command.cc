@@ -18,6 +18,9 @@
 #include "runtime/data/idx_reader.h"
 #include "runtime/trainer/trainer.h"
 #include "tools/command.h"
+#ifdef TESSERA_HAS_COMPILER
+#include "compiler/pipeline/compiled_step.h"
+#endif
 
 namespace tsr::cli {
 
@@ -29,7 +32,8 @@ constexpr absl::string_view kUsage =
     "tessera train [mlp|lenet|MODEL.pb] [--data DIR] [--epochs N] [--batch-size N] [--optimizer NAME]\n"
     "                     [--lr X] [--schedule S] [--momentum X] [--weight-decay X] [--clip-norm X]\n"
     "                     [--dropout X] [--seed N] [--threads N] [--max-steps N] [--checkpoint-dir DIR]\n"
-    "                     [--checkpoint-every N] [--keep N] [--no-resume] [--logdir DIR] [--save FILE]";
+    "                     [--checkpoint-every N] [--keep N] [--no-resume] [--logdir DIR] [--save FILE]\n"
+    "                     [--interpret] [--dump-ir DIR]";
 constexpr absl::string_view kDescription =
     "Trains a classifier on an MNIST-format dataset: DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte\n"
     "(.gz or not; default DIR: Fashion-MNIST from Debian's dataset-fashion-mnist). The model is\n"
@@ -40,7 +44,9 @@ constexpr absl::string_view kDescription =
     "sgd, momentum, nesterov, adam, adamw, rmsprop. With --checkpoint-dir, saves checkpoints\n"
     "(every epoch, or every N steps) and resumes from the latest one unless --no-resume.\n"
     "With --logdir, writes TensorBoard event files. With --save, writes the trained model\n"
-    "(variables frozen to their values) as a GraphDef.";
+    "(variables frozen to their values) as a GraphDef. The training step (forward, backward\n"
+    "and optimizer as one program) and the evaluation are compiled to machine code, once per\n"
+    "batch size; --interpret runs them op by op with the interpreter instead (the oracle).";
 
 absl::Status ParseDouble(absl::string_view flag, const std::string& text, double* out) {
   if (!absl::SimpleAtod(text, out) || !std::isfinite(*out)) {
@@ -107,6 +113,10 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   flags.AddString("logdir", '\0', "DIR", &logdir, "write TensorBoard event files here");
   flags.AddString("save", 'o', "FILE", &save_path, "write the trained model as a GraphDef (.pb or .pbtxt)");
   flags.AddBool("quiet", 'q', &quiet, "no progress output, only the final result");
+  bool interpret = false;
+  std::string dump_ir;
+  flags.AddBool("interpret", '\0', &interpret, "run the steps op by op with the interpreter instead of compiling them");
+  flags.AddString("dump-ir", '\0', "DIR", &dump_ir, "write the IR of every compiled step after every pass here");
   absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(args);
   if (!positionals.ok()) return UsageError(err, "train", positionals.status().message());
   if (flags.help_requested()) {
@@ -137,6 +147,13 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   options.logdir = logdir;
   options.progress = !quiet;
   options.out = &err;
+  if (interpret && !dump_ir.empty())
+    return UsageError(err, "train", "--dump-ir needs the compiled steps, not --interpret");
+#ifdef TESSERA_HAS_COMPILER
+  if (!interpret) options.step_compiler = CompiledStepCompiler({.dump_ir_dir = dump_ir});
+#else
+  if (!dump_ir.empty()) return UsageError(err, "train", "--dump-ir: this build has no compiler (MLIR not found)");
+#endif
   absl::StatusOr<OptimizerKind> kind = ParseOptimizerKind(optimizer);
   if (!kind.ok()) return UsageError(err, "train", kind.status().message());
   options.optimizer.kind = *kind;

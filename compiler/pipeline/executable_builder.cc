@@ -46,7 +46,10 @@ class StepBuilder {
     for (mlir::BlockArgument arg : body.getArguments()) {
       const unsigned i = arg.getArgNumber();
       auto name_attr = main.getArgAttrOfType<mlir::StringAttr>(i, mlir::tsr::kNameAttrName);
-      const std::string name = name_attr ? name_attr.str() : absl::StrCat("input", i);
+      // A Placeholder outside the signature (nn::TrainingFlag's "training") is fed by its
+      // node name, as Session::Run feeds it.
+      const std::string name =
+          name_attr ? name_attr.str() : NodeNameOf(arg.getLoc()).value_or(absl::StrCat("input", i));
       TSR_ASSIGN_OR_RETURN(int id, AddValue(arg, NodeNameOf(arg.getLoc()).value_or(name), ValueLocation::kInput,
                                             absl::StrCat("argument ", i, " ('", name, "')")));
       e_.inputs.push_back({name, id});
@@ -120,7 +123,8 @@ class StepBuilder {
     return ids;
   }
 
-  absl::StatusOr<std::vector<int>> OperandIds(mlir::Operation* op, const std::vector<std::optional<mlir::Value>>& slots) {
+  absl::StatusOr<std::vector<int>> OperandIds(mlir::Operation* op,
+                                              const std::vector<std::optional<mlir::Value>>& slots) {
     std::vector<int> ids;
     for (const std::optional<mlir::Value>& v : slots) {
       if (!v.has_value()) {
@@ -203,8 +207,8 @@ class StepBuilder {
     if (!attr.ok()) return attr.status();
     absl::StatusOr<Tensor> value = mlir::tsr::ToTensor(*attr);
     if (!value.ok()) return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), ": ", value.status().message()));
-    TSR_ASSIGN_OR_RETURN(int id, AddValue(op->getResult(0), BaseName(op, "variable"), ValueLocation::kVariable,
-                                          DescribeOp(op)));
+    TSR_ASSIGN_OR_RETURN(
+        int id, AddValue(op->getResult(0), BaseName(op, "variable"), ValueLocation::kVariable, DescribeOp(op)));
     e_.constants.push_back({id, std::string(static_cast<const char*>(value->raw_data()), value->num_bytes())});
     return absl::OkStatus();
   }
@@ -213,14 +217,13 @@ class StepBuilder {
     mlir::Operation* op = constant.getOperation();
     absl::StatusOr<Tensor> value = mlir::tsr::ToTensor(constant.getValue());
     if (!value.ok()) return absl::InvalidArgumentError(absl::StrCat(DescribeOp(op), ": ", value.status().message()));
-    TSR_ASSIGN_OR_RETURN(int id, AddValue(constant.getResult(), BaseName(op, "constant"), ValueLocation::kConstant,
-                                          DescribeOp(op)));
+    TSR_ASSIGN_OR_RETURN(
+        int id, AddValue(constant.getResult(), BaseName(op, "constant"), ValueLocation::kConstant, DescribeOp(op)));
     if (e_.values[id].size_bytes() != static_cast<int64_t>(value->num_bytes())) {
       return absl::InternalError(absl::StrCat(DescribeOp(op), ": the value holds ", value->num_bytes(),
                                               " bytes but its type needs ", e_.values[id].size_bytes()));
     }
-    e_.constants.push_back(
-        {id, std::string(static_cast<const char*>(value->raw_data()), value->num_bytes())});
+    e_.constants.push_back({id, std::string(static_cast<const char*>(value->raw_data()), value->num_bytes())});
     return absl::OkStatus();
   }
 

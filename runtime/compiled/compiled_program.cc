@@ -369,8 +369,8 @@ absl::StatusOr<int> CompiledProgram::FindVariable(absl::string_view name) const 
   }
   std::vector<std::string> names;
   for (const CompiledSignatureEntry& v : variables_) names.push_back(v.name);
-  return absl::NotFoundError(absl::StrCat("the program has no variable '", name, "' (variables: ",
-                                          names.empty() ? "none" : absl::StrJoin(names, ", "), ")"));
+  return absl::NotFoundError(absl::StrCat("the program has no variable '", name,
+                                          "' (variables: ", names.empty() ? "none" : absl::StrJoin(names, ", "), ")"));
 }
 
 absl::StatusOr<Tensor> CompiledProgram::ReadVariable(absl::string_view name) {
@@ -425,9 +425,10 @@ absl::Status CompiledProgram::BindFeeds(const std::vector<std::pair<std::string,
 }
 
 absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                                         RunMetadata* metadata) {
+                                                         RunMetadata* metadata, std::optional<uint64_t> step) {
   absl::MutexLock lock(&run_mu_);
-  const uint64_t run_index = runs_++;
+  const uint64_t run_index = step.value_or(runs_);
+  ++runs_;
   // Input and output slots go back to their data-less placeholders when the run ends,
   // so the program holds none of the caller's buffers between runs.
   const auto unbind = [this] {

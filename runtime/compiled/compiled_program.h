@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,7 +48,6 @@ struct CompiledSignatureEntry {
   Shape shape;  // static: feeds must have exactly this shape
 };
 
-
 class CompiledProgram {
  public:
   // Errors name the step, symbol, op, value or target at fault.
@@ -62,9 +62,11 @@ class CompiledProgram {
   // (InvalidArgument naming the input otherwise); returns the outputs in signature
   // order. With `metadata`, records one timing per step (node: the first output's name,
   // or the symbol of a function step; op: the op, or "Function") and peak_bytes().
-  // Concurrent calls are serialized: the steps share one arena.
+  // Concurrent calls are serialized: the steps share one arena. Random kernels (Dropout)
+  // draw from the stream keyed by (options.seed, `step`) — as Session::Run with
+  // RunOptions::step does — or by the run count when `step` is not given.
   absl::StatusOr<std::vector<Tensor>> Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
-                                          RunMetadata* metadata = nullptr);
+                                          RunMetadata* metadata = nullptr, std::optional<uint64_t> step = std::nullopt);
 
   const std::vector<CompiledSignatureEntry>& inputs() const { return inputs_; }
   const std::vector<CompiledSignatureEntry>& outputs() const { return outputs_; }

@@ -121,12 +121,85 @@ absl::StatusOr<std::vector<Tensor>> Trainer::RunStep(Batch batch, double learnin
   if (has_training_flag_) batch.push_back({nn::kTrainingFlagName, Tensor::Scalar(true)});
   // Random ops draw by the global step, so a resumed run draws what the uninterrupted
   // one did (the session's own run counter restarts at 0).
-  return session_->Run(batch, {kLogits, kLoss},
-                       {.targets = update_nodes_, .step = static_cast<uint64_t>(step), .metadata = metadata});
+  return Execute(batch, /*training=*/true, static_cast<uint64_t>(step), metadata);
+}
+
+absl::StatusOr<std::vector<Tensor>> Trainer::Execute(const Batch& feeds, bool training, uint64_t step,
+                                                     RunMetadata* metadata) {
+  int64_t batch = 0;
+  for (const auto& [name, t] : feeds) {
+    if (name == "labels") batch = t.num_elements();
+  }
+  StepProgram* program = options_.step_compiler ? ProgramFor(training, batch) : nullptr;
+  if (program != nullptr) {
+    TSR_RETURN_IF_ERROR(Activate(program, training));
+    return program->Run(feeds, step, metadata);
+  }
+  TSR_RETURN_IF_ERROR(SyncVariables());
+  std::vector<std::string> targets;
+  if (training) targets = update_nodes_;
+  return session_->Run(feeds, {kLogits, kLoss}, {.targets = targets, .step = step, .metadata = metadata});
+}
+
+StepProgram* Trainer::ProgramFor(bool training, int64_t batch) {
+  for (const CompiledStep& c : compiled_) {
+    if (c.training == training && c.batch == batch) return c.program.get();
+  }
+  StepProgramSpec spec;
+  spec.graph = &session_->graph();
+  spec.fetches = {kLogits, kLoss};
+  if (training) spec.targets = update_nodes_;
+  spec.batch = batch;
+  spec.threads = options_.num_threads;
+  spec.seed = options_.seed;
+  // Starting values only: Activate copies the current ones in before the first run.
+  for (const std::string& name : session_->VariableNames()) {
+    absl::StatusOr<Tensor> value = session_->GetVariable(name);
+    if (value.ok()) spec.variable_values[name] = *std::move(value);
+  }
+  absl::StatusOr<std::unique_ptr<StepProgram>> program = options_.step_compiler(spec);
+  std::ostream& out = *options_.out;
+  const char* what = training ? "training step" : "evaluation step";
+  if (program.ok()) {
+    if (options_.progress)
+      out << "compiled the " << what << " for batch " << batch << ": " << (*program)->Summary() << "\n";
+  } else {
+    out << "note: the " << what << " for batch " << batch << " does not compile (" << program.status().message()
+        << "); the interpreter runs it\n";
+  }
+  compiled_.push_back({training, batch, program.ok() ? *std::move(program) : nullptr});
+  return compiled_.back().program.get();
+}
+
+absl::Status Trainer::SyncVariables() {
+  if (!session_current_) {
+    for (const std::string& name : active_->VariableNames()) {
+      TSR_ASSIGN_OR_RETURN(Tensor value, active_->ReadVariable(name));
+      TSR_RETURN_IF_ERROR(session_->SetVariable(name, value));
+    }
+    session_current_ = true;
+  }
+  active_ = nullptr;
+  return absl::OkStatus();
+}
+
+absl::Status Trainer::Activate(StepProgram* program, bool training) {
+  if (active_ != program) {
+    TSR_RETURN_IF_ERROR(SyncVariables());
+    for (const std::string& name : program->VariableNames()) {
+      TSR_ASSIGN_OR_RETURN(Tensor value, session_->GetVariable(name));
+      TSR_RETURN_IF_ERROR(program->AssignVariable(name, value));
+    }
+    active_ = program;
+  }
+  // A training step changes the program's Variables: the session's are stale from now.
+  if (training) session_current_ = false;
+  return absl::OkStatus();
 }
 
 int64_t Trainer::global_step() const {
-  absl::StatusOr<Tensor> step = session_->GetVariable("global_step");
+  absl::StatusOr<Tensor> step =
+      session_current_ ? session_->GetVariable("global_step") : active_->ReadVariable("global_step");
   return step.ok() ? step->GetAsInt64(0) : 0;
 }
 
@@ -141,17 +214,21 @@ absl::StatusOr<EvalResult> Trainer::Evaluate(const std::shared_ptr<const Dataset
   while (std::optional<Batch> batch = it.Next()) {
     // Grown before `labels` points into it.
     if (has_training_flag_) batch->push_back({nn::kTrainingFlagName, Tensor::Scalar(false)});
+    // Unused by the forward pass, but an input of the training graph that a compiled
+    // evaluation step is compiled from.
+    batch->push_back({"learning_rate", ScalarOf(loss_dtype_, 0.0)});
     const Tensor* labels = nullptr;
     for (const auto& [name, t] : *batch) {
       if (name == "labels") labels = &t;
     }
     if (labels == nullptr) return absl::InvalidArgumentError(absl::StrCat(data->source(), ": no 'labels' feature"));
     const int64_t n = labels->num_elements();
-    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, session_->Run(*batch, {kLogits, kLoss}));
+    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> out, Execute(*batch, /*training=*/false, 0, nullptr));
     loss_sum += out[1].GetAsDouble(0) * static_cast<double>(n);
     correct += CountCorrect(out[0], *labels);
     result.examples += n;
   }
+  TSR_RETURN_IF_ERROR(SyncVariables());
   if (result.examples > 0) {
     result.loss = loss_sum / static_cast<double>(result.examples);
     result.accuracy = static_cast<double>(correct) / static_cast<double>(result.examples);
@@ -193,6 +270,7 @@ absl::StatusOr<TrainResult> Trainer::Fit(std::shared_ptr<const Dataset> train, s
   }
   auto save = [&](int64_t step, int64_t epoch) -> absl::Status {
     if (!checkpoints.has_value()) return absl::OkStatus();
+    TSR_RETURN_IF_ERROR(SyncVariables());
     return checkpoints->Save(*session_, step, {{"epoch", absl::StrCat(epoch)}, {"schedule", schedule.ToString()}})
         .status();
   };
@@ -274,6 +352,7 @@ absl::StatusOr<TrainResult> Trainer::Fit(std::shared_ptr<const Dataset> train, s
     result.epochs.push_back(er);
     TSR_RETURN_IF_ERROR(save(step, epoch));
   }
+  TSR_RETURN_IF_ERROR(SyncVariables());
   result.steps = step;
   return result;
 }

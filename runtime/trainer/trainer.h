@@ -32,6 +32,7 @@
 #include "graph/graph.h"
 #include "runtime/data/dataset.h"
 #include "runtime/session.h"
+#include "runtime/trainer/step_program.h"
 
 namespace tsr {
 
@@ -55,6 +56,10 @@ struct TrainerOptions {
   bool progress = true;             // progress bars and per-epoch lines
   std::ostream* out = nullptr;      // default std::cerr
   std::optional<bool> interactive;  // progress bars redrawn in place; default: stderr is a terminal
+  // Compiles the training step and the evaluation forward, one program per batch size met
+  // (compiler/pipeline/compiled_step.h's CompiledStepCompiler); null: the interpreter
+  // (Session) runs them. A step that does not compile runs on the interpreter, with a note.
+  StepCompiler step_compiler;
 };
 
 struct EvalResult {
@@ -93,7 +98,14 @@ class Trainer {
   // `metadata`, when non-null, receives per-op timings.
   absl::StatusOr<std::vector<Tensor>> Step(Batch batch, double learning_rate, RunMetadata* metadata = nullptr);
 
+  // The interpreter session: it runs the steps when nothing is compiled and holds the
+  // Variables checkpoints save. When steps run on compiled programs, its Variables are
+  // current after SyncVariables() — which Fit and Evaluate call before they return.
   Session& session() { return *session_; }
+  // Copies the Variables from the compiled program that last changed them into the
+  // session; the next compiled step starts from the session's values (so values set
+  // there in between take effect).
+  absl::Status SyncVariables();
   // The nodes one training step runs (the optimizer updates and the step counter).
   const std::vector<std::string>& update_nodes() const { return update_nodes_; }
   // The current value of the "global_step" Variable.
@@ -102,6 +114,15 @@ class Trainer {
  private:
   Trainer() = default;
   absl::StatusOr<std::vector<Tensor>> RunStep(Batch batch, double learning_rate, int64_t step, RunMetadata* metadata);
+  // Runs a training (or evaluation) step on `feeds`: on the compiled program for its batch
+  // size when there is one, else on the session.
+  absl::StatusOr<std::vector<Tensor>> Execute(const Batch& feeds, bool training, uint64_t step, RunMetadata* metadata);
+  // The compiled program for (training, batch); null when nothing compiles (it is then
+  // compiled at most once, and a failure is noted once).
+  StepProgram* ProgramFor(bool training, int64_t batch);
+  // Makes `program`'s Variables current: copied from the session, after the session got
+  // those of the training program that last ran.
+  absl::Status Activate(StepProgram* program, bool training);
 
   TrainerOptions options_;
   std::unique_ptr<Session> session_;
@@ -110,6 +131,17 @@ class Trainer {
   // The model has nn::TrainingFlag's "training" input: fed true in training steps and
   // false in evaluation.
   bool has_training_flag_ = false;
+
+  struct CompiledStep {
+    bool training = false;
+    int64_t batch = 0;
+    std::unique_ptr<StepProgram> program;  // null: it did not compile
+  };
+  std::vector<CompiledStep> compiled_;
+  // The program whose copies of the Variables are current (null: none is); when
+  // `session_current_` is false the session's are stale and `active_` is a training step.
+  StepProgram* active_ = nullptr;
+  bool session_current_ = true;
 };
 
 }  // namespace tsr
