@@ -2,11 +2,14 @@
 // convolution weights, kernel contexts) and running its steps in order over the arena.
 #include "runtime/compiled/compiled_program.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -107,7 +110,7 @@ struct CompiledProgram::Step {
 CompiledProgram::CompiledProgram() = default;
 CompiledProgram::~CompiledProgram() = default;
 
-int CompiledProgram::num_threads() const { return pool_->num_threads(); }
+int CompiledProgram::num_threads() const { return threads_; }
 int CompiledProgram::num_steps() const { return static_cast<int>(steps_.size()); }
 
 absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Load(Executable executable,
@@ -118,7 +121,13 @@ absl::StatusOr<std::unique_ptr<CompiledProgram>> CompiledProgram::Load(Executabl
   if (absl::Status s = ValidateExecutable(executable); !s.ok()) return Prefixed("invalid executable", s);
   std::unique_ptr<CompiledProgram> program(new CompiledProgram());
   program->options_ = options;
-  program->pool_ = std::make_unique<ThreadPool>(options.threads > 0 ? options.threads : executable.threads);
+  // Steps run on the calling thread, which also takes chunks of every ParallelFor: the
+  // pool has one worker fewer than the threads asked for, and none for one thread (an
+  // extra worker would make "1 thread" two, fighting over the cores).
+  int threads = options.threads > 0 ? options.threads : executable.threads;
+  if (threads <= 0) threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  program->threads_ = threads;
+  if (threads > 1) program->pool_ = std::make_unique<ThreadPool>(threads - 1);
   TSR_RETURN_IF_ERROR(program->LoadCode(executable));
   // The object bytes are copied by the linker; the constants by PlaceValues.
   executable.object_files.clear();
@@ -318,7 +327,13 @@ absl::Status CompiledProgram::PrepareKernelStep(const Executable& e, int s, Step
   }
   step.context =
       std::make_unique<KernelContext>(**def, step.node, es.attrs, std::move(kernel_inputs), std::move(kernel_outputs));
-  step.context->set_parallel_for(pool_->AsParallelForFn());
+  if (pool_ != nullptr) {
+    step.context->set_parallel_for(pool_->AsParallelForFn());
+  } else {
+    step.context->set_parallel_for([](int64_t n, int64_t, const std::function<void(int64_t, int64_t)>& fn) {
+      if (n > 0) fn(0, n);
+    });
+  }
 
   // Constant f32 Conv / FusedConv weights: choose the algorithm and pack the weights once.
   const bool fused = es.name == "FusedConv";

@@ -104,7 +104,8 @@ class CompiledProgram {
   absl::Status BindFeeds(const std::vector<std::pair<std::string, Tensor>>& feeds);
 
   CompiledProgramOptions options_;
-  std::unique_ptr<ThreadPool> pool_;
+  int threads_ = 1;
+  std::unique_ptr<ThreadPool> pool_;  // threads_ - 1 workers beside the caller; null for one thread
   std::unique_ptr<NativeModule> module_;
   std::vector<CompiledSignatureEntry> inputs_;
   std::vector<CompiledSignatureEntry> outputs_;
