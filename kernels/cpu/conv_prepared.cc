@@ -182,20 +182,20 @@ absl::StatusOr<PreparedConvWeights> PrepareConvWeights(const ConvGeometry& geome
   return prepared;
 }
 
-void ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias, float* y,
-                 const ParallelForFn& parallel_for) {
+bool ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias, float* y,
+                 const ParallelForFn& parallel_for, const PlaneEpilogueFn* epilogue) {
   const ConvGeometry& geo = prepared.geometry_;
   const Window3d& w = geo.window;
   const int64_t pixels = w.out_size();
-  if (batch == 0) return;
+  if (batch == 0) return true;
   switch (prepared.algorithm_) {
     case ConvAlgorithm::kEmpty:
-      return;
+      return false;
     case ConvAlgorithm::kBiasOnly:
       for (int64_t nm = 0; nm < batch * geo.out_channels; ++nm) {
         std::fill_n(y + nm * pixels, pixels, bias != nullptr ? bias[nm % geo.out_channels] : 0.0f);
       }
-      return;
+      return false;
     case ConvAlgorithm::kDepthwise: {
       const CpuIsa isa = ActiveCpuIsa();
       const int64_t m_per_group = geo.out_channels / geo.group;
@@ -204,36 +204,47 @@ void ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float
           const int64_t n = nm / geo.out_channels, m = nm % geo.out_channels;
           DepthwiseConvPlane(w, x + (n * geo.channels + m / m_per_group) * w.in_size(), prepared.raw_ + m * w.taps(),
                              bias != nullptr ? bias[m] : 0.0f, y + nm * pixels, isa);
+          if (epilogue != nullptr) (*epilogue)(nm, nm + 1, 0, pixels);
         }
       });
-      return;
+      return epilogue != nullptr;
     }
     case ConvAlgorithm::kWinograd:
       WinogradConvPacked(w, prepared.winograd_tile_, batch, geo.channels, geo.out_channels, prepared.packed_, x, bias,
                          y, parallel_for);
-      return;
+      return false;
     case ConvAlgorithm::kDirect:
       DirectConv(w, batch, geo.channels, geo.out_channels, geo.group, x, prepared.raw_, bias, y, parallel_for);
-      return;
+      return false;
     case ConvAlgorithm::kGemm: {
       const int64_t units = batch * geo.group;
-      const int64_t unit_macs = (geo.out_channels / geo.group) * (geo.channels / geo.group) * w.taps() * pixels;
+      const int64_t m_per_group = geo.out_channels / geo.group;
+      const int64_t unit_macs = m_per_group * (geo.channels / geo.group) * w.taps() * pixels;
+      // Unit u is image u / group's channels of group u % group: the GEMM's rows are
+      // those channels, its columns the pixels; the epilogue runs on its finished blocks.
+      const auto run_unit = [&](int64_t u, const GemmOptions& base) {
+        const int64_t first = (u / geo.group) * geo.out_channels + (u % geo.group) * m_per_group;
+        const std::function<void(int64_t, int64_t, int64_t, int64_t)> block = [&](int64_t row0, int64_t rows,
+                                                                                  int64_t col0, int64_t cols) {
+          (*epilogue)(first + row0, first + row0 + rows, col0, cols);
+        };
+        GemmOptions options = base;
+        if (epilogue != nullptr) options.epilogue.block = &block;
+        RunGemmUnit(geo, prepared.packed_[u % geo.group], x, bias, y, u / geo.group, u % geo.group, options);
+      };
       if (units >= 4 || (units >= 2 && unit_macs < kSmallUnitMacs)) {
         RunParallelFor(parallel_for, units, unit_macs, [&](int64_t begin, int64_t end) {
-          for (int64_t u = begin; u < end; ++u) {
-            RunGemmUnit(geo, prepared.packed_[u % geo.group], x, bias, y, u / geo.group, u % geo.group, GemmOptions{});
-          }
+          for (int64_t u = begin; u < end; ++u) run_unit(u, GemmOptions{});
         });
       } else {
         GemmOptions threaded;
         threaded.parallel_for = parallel_for;
-        for (int64_t u = 0; u < units; ++u) {
-          RunGemmUnit(geo, prepared.packed_[u % geo.group], x, bias, y, u / geo.group, u % geo.group, threaded);
-        }
+        for (int64_t u = 0; u < units; ++u) run_unit(u, threaded);
       }
-      return;
+      return epilogue != nullptr;
     }
   }
+  return false;
 }
 
 absl::StatusOr<std::optional<ConvGeometry>> NodeConvGeometry(const KernelContext& ctx) {

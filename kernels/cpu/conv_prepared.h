@@ -15,6 +15,7 @@
 #define TESSERA_KERNELS_CPU_CONV_PREPARED_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -45,6 +46,10 @@ enum class ConvAlgorithm {
   kGemm,       // per (image, group) GEMM: pointwise, strided pointwise or implicit im2col
 };
 
+// Applied to elements [offset, offset + length) of each output plane in [plane_begin,
+// plane_end) of a convolution (a plane: one image's channel; see ConvForward).
+using PlaneEpilogueFn = std::function<void(int64_t plane_begin, int64_t plane_end, int64_t offset, int64_t length)>;
+
 class PreparedConvWeights {
  public:
   PreparedConvWeights() = default;
@@ -58,8 +63,8 @@ class PreparedConvWeights {
  private:
   friend absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* weights, bool per_call,
                                              const ParallelForFn& parallel_for, PreparedConvWeights* prepared);
-  friend void ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias,
-                          float* y, const ParallelForFn& parallel_for);
+  friend bool ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias,
+                          float* y, const ParallelForFn& parallel_for, const PlaneEpilogueFn* epilogue);
 
   ConvGeometry geometry_;
   ConvAlgorithm algorithm_ = ConvAlgorithm::kEmpty;
@@ -92,8 +97,14 @@ absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* w
 // y [batch, out_channels, window.out...] (both dense, channels first), bias
 // [out_channels] or null. parallel_for (null: inline) splits the work; the results
 // do not depend on the split.
-void ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias, float* y,
-                 const ParallelForFn& parallel_for = nullptr);
+//
+// With `epilogue`, the depthwise and GEMM algorithms call it on each part of the output
+// (planes: [image * out_channels + channel] indices) right after writing it, while it is
+// in cache — whole planes, or the GEMM's finished blocks — and ConvForward returns true;
+// the others return false and the caller applies its epilogue in a pass of its own.
+// FusedConv's activation and residual go there.
+bool ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias, float* y,
+                 const ParallelForFn& parallel_for = nullptr, const PlaneEpilogueFn* epilogue = nullptr);
 
 // The convolution of a Conv-like node (Conv, FusedConv: X is input 0, W input 1, the
 // Conv attributes). Nullopt for more than three spatial dimensions (callers run the

@@ -61,20 +61,23 @@ absl::Status FusedConvKernel(KernelContext& ctx) {
 void FusedConvForward(const PreparedConvWeights& prepared, int64_t batch, const float* x, const float* bias,
                       const float* residual, const FusedActivation& activation, float* y,
                       const ParallelForFn& parallel_for) {
-  ConvForward(prepared, batch, x, bias, y, parallel_for);
-  if (activation.kind == FusedActivationKind::kNone && residual == nullptr) return;
+  const bool has_epilogue = activation.kind != FusedActivationKind::kNone || residual != nullptr;
   const ConvGeometry& geo = prepared.geometry();
   const int64_t plane = geo.window.out_size();
   const CpuIsa isa = ActiveCpuIsa();
   // One pass per output plane [image, channel]; elementwise, so how the planes are
-  // split over threads does not change any value.
+  // split over threads, or whether the convolution applies it as it goes, changes no value.
+  const PlaneEpilogueFn epilogue = [&](int64_t begin, int64_t end, int64_t offset, int64_t length) {
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t at = p * plane + offset;
+      ApplyFusedEpilogue(activation, residual == nullptr ? nullptr : residual + at, y + at, length, isa);
+    }
+  };
+  if (ConvForward(prepared, batch, x, bias, y, parallel_for, has_epilogue ? &epilogue : nullptr) || !has_epilogue) {
+    return;
+  }
   RunParallelFor(parallel_for, batch * geo.out_channels, plane * EpilogueCost(activation),
-                 [&](int64_t begin, int64_t end) {
-                   for (int64_t p = begin; p < end; ++p) {
-                     ApplyFusedEpilogue(activation, residual == nullptr ? nullptr : residual + p * plane, y + p * plane,
-                                        plane, isa);
-                   }
-                 });
+                 [&](int64_t begin, int64_t end) { epilogue(begin, end, 0, plane); });
 }
 
 absl::Status RegisterCpuFusedConvKernels(KernelRegistry& registry) {

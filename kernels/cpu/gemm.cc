@@ -256,6 +256,7 @@ void ApplyEpilogue(const Problem& pr, int64_t row0, int64_t rows, int64_t col0, 
       for (int64_t j = col0; j < col0 + cols; ++j) c[j] += r[j];
     }
   }
+  if (ep.block != nullptr) (*ep.block)(row0, rows, col0, cols);
 }
 
 // nc when M fits one mc block: a multiple of every nr, kc * nc * 4 <= 384 KiB.

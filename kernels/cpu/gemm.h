@@ -18,6 +18,7 @@
 #define TESSERA_KERNELS_CPU_GEMM_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -40,9 +41,15 @@ struct GemmEpilogue {
   GemmActivation activation = GemmActivation::kNone;
   const float* residual = nullptr;  // [M, ldr] row-major, or null
   int64_t ldr = 0;
+  // Called last on every finished block of C — rows [row0, row0 + rows) x columns
+  // [col0, col0 + cols) — while it is in cache: elementwise work of the caller's own
+  // (FusedConv's activation of conv + residual, in that order). Blocks are disjoint and
+  // may run concurrently.
+  const std::function<void(int64_t row0, int64_t rows, int64_t col0, int64_t cols)>* block = nullptr;
 
   bool empty() const {
-    return bias == nullptr && row_bias == nullptr && activation == GemmActivation::kNone && residual == nullptr;
+    return bias == nullptr && row_bias == nullptr && activation == GemmActivation::kNone && residual == nullptr &&
+           block == nullptr;
   }
 };
 

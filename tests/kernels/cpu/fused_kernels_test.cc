@@ -89,6 +89,10 @@ const std::vector<ConvCase>& ConvCases() {
       {{2, 4, 3, 3}, 5, {3, 3}},                                   // 1x1 output planes
       {{1, 3, 3}, 17, {1}},                                        // 1-D, planes of 3
       {{0, 4, 5, 5}, 4, {3, 3}},                                   // empty batch
+      // The epilogue on the GEMM's finished blocks: several row and column blocks in one
+      // image (split over threads inside the GEMM), and images split over threads.
+      {{1, 40, 37, 41}, 70, {1, 1}},
+      {{5, 8, 12, 12}, 16, {1, 1}},
   };
   return cases;
 }
