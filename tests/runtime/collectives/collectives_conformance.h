@@ -1,0 +1,503 @@
+// The collectives conformance suite: what every Collectives backend (in-process, MPI,
+// Gloo, NCCL) must do, written once. A backend's test instantiates it with a factory
+// that makes the world's per-rank Collectives objects:
+//
+//   INSTANTIATE_TEST_SUITE_P(InProcess, CollectivesConformanceTest,
+//                            testing::ValuesIn(ConformanceParams("in_process", factory)),
+//                            ConformanceParamName);
+//
+// Each test runs every rank on a thread of its own, then checks every rank's result
+// against values computed here directly from the inputs. Inputs are pseudo-random from a
+// fixed seed (printed), so a failure reproduces.
+#ifndef TESSERA_TESTS_RUNTIME_COLLECTIVES_COLLECTIVES_CONFORMANCE_H_
+#define TESSERA_TESTS_RUNTIME_COLLECTIVES_COLLECTIVES_CONFORMANCE_H_
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/dtype.h"
+#include "graph/tensor.h"
+#include "gtest/gtest.h"
+#include "runtime/collectives/collectives.h"
+
+namespace tsr {
+namespace conformance {
+
+// Makes the `world_size` per-rank objects of one fresh communicator, element r for rank r.
+using CollectivesFactory =
+    std::function<std::vector<std::unique_ptr<Collectives>>(int world_size, CollectivesOptions options)>;
+
+struct ConformanceParam {
+  std::string backend;
+  int world_size = 1;
+  CollectivesFactory factory;
+};
+
+// The suite's parameters for a backend: world sizes 1, 2, 3 and 4.
+inline std::vector<ConformanceParam> ConformanceParams(const std::string& backend, CollectivesFactory factory) {
+  std::vector<ConformanceParam> params;
+  for (int world : {1, 2, 3, 4}) params.push_back({backend, world, factory});
+  return params;
+}
+
+inline std::string ConformanceParamName(const testing::TestParamInfo<ConformanceParam>& info) {
+  return absl::StrCat(info.param.backend, "_world", info.param.world_size);
+}
+
+inline uint64_t SplitMix64(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Pseudo-random values from `seed`: floats in [-1, 1), integers in [-1000, 1000] (so
+// sums are exact), other dtypes random bytes (only ever copied).
+inline Tensor RandomTensor(DType dtype, const Shape& shape, uint64_t seed) {
+  Tensor t(dtype, shape);
+  const int64_t n = t.num_elements();
+  const uint64_t base = SplitMix64(seed);
+  auto unit = [base](int64_t i) { return static_cast<double>(SplitMix64(base + i) >> 11) * 0x1.0p-52 - 1.0; };
+  auto integer = [base](int64_t i) { return static_cast<int64_t>(SplitMix64(base + i) % 2001) - 1000; };
+  switch (dtype) {
+    case DType::kF32:
+      for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = static_cast<float>(unit(i));
+      break;
+    case DType::kF64:
+      for (int64_t i = 0; i < n; ++i) t.data<double>()[i] = unit(i);
+      break;
+    case DType::kI32:
+      for (int64_t i = 0; i < n; ++i) t.data<int32_t>()[i] = static_cast<int32_t>(integer(i));
+      break;
+    case DType::kI64:
+      for (int64_t i = 0; i < n; ++i) t.data<int64_t>()[i] = integer(i) * 1000003;
+      break;
+    default: {
+      auto* bytes = static_cast<unsigned char*>(t.raw_data());
+      for (size_t i = 0; i < t.num_bytes(); ++i) bytes[i] = static_cast<unsigned char>(SplitMix64(base + i));
+      break;
+    }
+  }
+  return t;
+}
+
+// Checks element i of `got` against `op` over element `offset + i` of every input, in
+// double (floats, to `tolerance`) or int64 (integers, exactly; kMean truncates toward
+// zero). Reports the first few differences only.
+inline void ExpectReduced(const Tensor& got, const std::vector<Tensor>& inputs, int64_t offset, ReduceOp op,
+                          const std::string& what) {
+  const int world = static_cast<int>(inputs.size());
+  const bool floating = IsFloating(got.dtype());
+  const double tolerance = got.dtype() == DType::kF32 ? 1e-6 : 1e-13;
+  int reported = 0;
+  for (int64_t i = 0; i < got.num_elements() && reported < 5; ++i) {
+    if (floating) {
+      double want = inputs[0].GetAsDouble(offset + i);
+      for (int q = 1; q < world; ++q) {
+        const double v = inputs[q].GetAsDouble(offset + i);
+        want = op == ReduceOp::kMax ? std::max(want, v) : op == ReduceOp::kMin ? std::min(want, v) : want + v;
+      }
+      if (op == ReduceOp::kMean) want /= world;
+      const double have = got.GetAsDouble(i);
+      if (!(std::abs(have - want) <= tolerance * (1 + std::abs(want)))) {
+        ADD_FAILURE() << what << ": element " << i << " is " << have << ", want " << want;
+        ++reported;
+      }
+    } else {
+      int64_t want = inputs[0].GetAsInt64(offset + i);
+      for (int q = 1; q < world; ++q) {
+        const int64_t v = inputs[q].GetAsInt64(offset + i);
+        want = op == ReduceOp::kMax ? std::max(want, v) : op == ReduceOp::kMin ? std::min(want, v) : want + v;
+      }
+      if (op == ReduceOp::kMean) want /= world;
+      if (got.GetAsInt64(i) != want) {
+        ADD_FAILURE() << what << ": element " << i << " is " << got.GetAsInt64(i) << ", want " << want;
+        ++reported;
+      }
+    }
+  }
+}
+
+// Rows [begin, end) of `t` (a copy, for comparisons).
+inline Tensor Rows(const Tensor& t, int64_t begin, int64_t end) {
+  Shape shape = t.shape();
+  shape.set_dim(0, end - begin);
+  Tensor out(t.dtype(), shape);
+  const size_t row_bytes = t.shape().dim(0) == 0 ? 0 : t.num_bytes() / t.shape().dim(0);
+  if (out.num_bytes() > 0) {
+    std::memcpy(out.raw_data(), static_cast<const char*>(t.raw_data()) + begin * row_bytes, out.num_bytes());
+  }
+  return out;
+}
+
+// `parts` concatenated along dim 0 (all have `like`'s dtype and trailing dims).
+inline Tensor Concat(const std::vector<Tensor>& parts, const Tensor& like) {
+  Shape shape = like.shape();
+  int64_t rows = 0;
+  for (const Tensor& p : parts) rows += p.shape().dim(0);
+  shape.set_dim(0, rows);
+  Tensor out(like.dtype(), shape);
+  size_t offset = 0;
+  for (const Tensor& p : parts) {
+    if (p.num_bytes() > 0) std::memcpy(static_cast<char*>(out.raw_data()) + offset, p.raw_data(), p.num_bytes());
+    offset += p.num_bytes();
+  }
+  return out;
+}
+
+inline constexpr DType kReducibleDTypes[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64};
+inline constexpr ReduceOp kReduceOps[] = {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin};
+// Copies must work for every dtype; these cover every element size.
+inline constexpr DType kCopyDTypes[] = {DType::kF32, DType::kF64, DType::kI32, DType::kI64, DType::kF16, DType::kI8};
+
+class CollectivesConformanceTest : public testing::TestWithParam<ConformanceParam> {
+ protected:
+  // Fixed, printed: rerun with the same seed to reproduce.
+  static constexpr uint64_t kSeed = 20261201;
+
+  void SetUp() override {
+    std::cout << "[ seed     ] " << kSeed << "\n";
+    CollectivesOptions options;
+    options.timeout = absl::Seconds(30);  // a broken backend fails instead of hanging
+    ranks_ = GetParam().factory(world(), options);
+    ASSERT_EQ(static_cast<int>(ranks_.size()), world());
+    for (int r = 0; r < world(); ++r) {
+      ASSERT_NE(ranks_[r], nullptr);
+      EXPECT_EQ(ranks_[r]->rank(), r);
+      EXPECT_EQ(ranks_[r]->world_size(), world());
+    }
+  }
+
+  int world() const { return GetParam().world_size; }
+
+  // The seed of rank r's input in case `c` of a test.
+  static uint64_t SeedFor(int c, int r) { return kSeed * 1000003 + c * 64 + r; }
+
+  // Runs fn(rank's Collectives) on one thread per rank; every rank's status, by rank.
+  std::vector<absl::Status> OnEveryRank(const std::function<absl::Status(Collectives&)>& fn) {
+    std::vector<absl::Status> statuses(world());
+    std::vector<std::thread> threads;
+    for (int r = 0; r < world(); ++r) {
+      threads.emplace_back([&, r] { statuses[r] = fn(*ranks_[r]); });
+    }
+    for (std::thread& t : threads) t.join();
+    return statuses;
+  }
+
+  void ExpectAllOk(const std::vector<absl::Status>& statuses, const std::string& what) {
+    for (size_t r = 0; r < statuses.size(); ++r)
+      EXPECT_TRUE(statuses[r].ok()) << what << " rank " << r << ": " << statuses[r];
+  }
+
+  // All-reduces one input per rank (made from `c`'s seeds) and checks every rank's result.
+  void CheckAllReduce(int c, DType dtype, const Shape& shape, ReduceOp op) {
+    const std::string what = absl::StrCat("all_reduce(", ReduceOpName(op), ") ", DTypeName(dtype), shape.ToString(),
+                                          " case ", c, " world ", world());
+    std::vector<Tensor> inputs, results;
+    for (int r = 0; r < world(); ++r) {
+      inputs.push_back(RandomTensor(dtype, shape, SeedFor(c, r)));
+      results.push_back(inputs.back().Clone());
+    }
+    ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                  return coll.AllReduce(results[coll.rank()], op, absl::StrCat("t", c)).Wait();
+                }),
+                what);
+    for (int r = 0; r < world(); ++r) {
+      EXPECT_EQ(results[r].type(), inputs[r].type());
+      ExpectReduced(results[r], inputs, 0, op, absl::StrCat(what, " rank ", r));
+    }
+  }
+
+  std::vector<std::unique_ptr<Collectives>> ranks_;
+};
+
+TEST_P(CollectivesConformanceTest, AllReduceEveryDTypeOpAndSize) {
+  int c = 0;
+  for (DType dtype : kReducibleDTypes) {
+    for (ReduceOp op : kReduceOps) {
+      for (const Shape& shape : {Shape({0}), Shape(), Shape({1}), Shape({7, 3}), Shape({1000}), Shape({2, 0, 4})}) {
+        CheckAllReduce(c++, dtype, shape, op);
+      }
+    }
+  }
+}
+
+// 64 MiB of f32: large enough for a backend to split, pipeline or chunk it.
+TEST_P(CollectivesConformanceTest, AllReduce64MiB) {
+  CheckAllReduce(0, DType::kF32, Shape({16 << 20}), ReduceOp::kSum);
+}
+
+// Rows that do not divide evenly: rank r gets [r*n/W, (r+1)*n/W).
+TEST_P(CollectivesConformanceTest, ReduceScatterUnevenRows) {
+  int c = 0;
+  for (DType dtype : kReducibleDTypes) {
+    for (ReduceOp op : kReduceOps) {
+      for (int64_t rows : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{3 * world() + 1}}) {
+        const Shape shape({rows, 3});
+        const std::string what = absl::StrCat("reduce_scatter(", ReduceOpName(op), ") ", DTypeName(dtype),
+                                              shape.ToString(), " world ", world());
+        std::vector<Tensor> inputs, outputs;
+        for (int r = 0; r < world(); ++r) {
+          inputs.push_back(RandomTensor(dtype, shape, SeedFor(c, r)));
+          const int64_t mine = SplitBegin(rows, world(), r + 1) - SplitBegin(rows, world(), r);
+          outputs.emplace_back(dtype, Shape({mine, 3}));
+        }
+        ++c;
+        ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                      const int r = coll.rank();
+                      return coll.ReduceScatter(inputs[r], outputs[r], op, "rs").Wait();
+                    }),
+                    what);
+        for (int r = 0; r < world(); ++r) {
+          ExpectReduced(outputs[r], inputs, SplitBegin(rows, world(), r) * 3, op, absl::StrCat(what, " rank ", r));
+        }
+      }
+    }
+  }
+}
+
+// Ranks contribute different row counts (some none); every dtype size.
+TEST_P(CollectivesConformanceTest, AllGatherUnevenInputs) {
+  int c = 0;
+  for (DType dtype : kCopyDTypes) {
+    for (int pattern = 0; pattern < 3; ++pattern) {
+      std::vector<Tensor> inputs;
+      for (int r = 0; r < world(); ++r) {
+        const int64_t rows = pattern == 0 ? 2 : pattern == 1 ? r : (r * 7 + 3) % 5;
+        inputs.push_back(RandomTensor(dtype, Shape({rows, 2, 3}), SeedFor(c, r)));
+      }
+      ++c;
+      const Tensor want = Concat(inputs, inputs[0]);
+      std::vector<Tensor> outputs;
+      for (int r = 0; r < world(); ++r) outputs.emplace_back(dtype, want.shape());
+      ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                    const int r = coll.rank();
+                    return coll.AllGather(inputs[r], outputs[r], "ag").Wait();
+                  }),
+                  "all_gather");
+      for (int r = 0; r < world(); ++r) {
+        EXPECT_TRUE(outputs[r].BitwiseEquals(want))
+            << "all_gather " << DTypeName(dtype) << " pattern " << pattern << " rank " << r;
+      }
+    }
+  }
+}
+
+TEST_P(CollectivesConformanceTest, BroadcastFromEveryRoot) {
+  int c = 0;
+  for (DType dtype : kCopyDTypes) {
+    for (int root = 0; root < world(); ++root) {
+      for (const Shape& shape : {Shape({0}), Shape({5, 3})}) {
+        std::vector<Tensor> tensors;
+        for (int r = 0; r < world(); ++r) tensors.push_back(RandomTensor(dtype, shape, SeedFor(c, r)));
+        ++c;
+        const Tensor want = tensors[root].Clone();
+        ExpectAllOk(
+            OnEveryRank([&](Collectives& coll) { return coll.Broadcast(tensors[coll.rank()], root, "bc").Wait(); }),
+            "broadcast");
+        for (int r = 0; r < world(); ++r) {
+          EXPECT_TRUE(tensors[r].BitwiseEquals(want))
+              << "broadcast " << DTypeName(dtype) << " root " << root << " rank " << r;
+        }
+      }
+    }
+  }
+}
+
+// Rank r's input splits into world() parts by the SplitBegin rule; part j goes to rank j.
+TEST_P(CollectivesConformanceTest, AllToAllUneven) {
+  int c = 0;
+  for (DType dtype : kCopyDTypes) {
+    for (int pattern = 0; pattern < 3; ++pattern) {
+      std::vector<Tensor> inputs;
+      for (int r = 0; r < world(); ++r) {
+        const int64_t rows = pattern == 0 ? 2 * world() : pattern == 1 ? 2 * r + 1 : (r == 0 ? 0 : 5);
+        inputs.push_back(RandomTensor(dtype, Shape({rows, 3}), SeedFor(c, r)));
+      }
+      ++c;
+      std::vector<Tensor> wants, outputs;
+      for (int r = 0; r < world(); ++r) {
+        std::vector<Tensor> parts;
+        for (const Tensor& in : inputs) {
+          const int64_t n = in.shape().dim(0);
+          parts.push_back(Rows(in, SplitBegin(n, world(), r), SplitBegin(n, world(), r + 1)));
+        }
+        wants.push_back(Concat(parts, inputs[0]));
+        outputs.emplace_back(dtype, wants.back().shape());
+      }
+      ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                    const int r = coll.rank();
+                    return coll.AllToAll(inputs[r], outputs[r], "a2a").Wait();
+                  }),
+                  "all_to_all");
+      for (int r = 0; r < world(); ++r) {
+        EXPECT_TRUE(outputs[r].BitwiseEquals(wants[r]))
+            << "all_to_all " << DTypeName(dtype) << " pattern " << pattern << " rank " << r;
+      }
+    }
+  }
+}
+
+// Every rank sends to the next and receives from the previous, three messages of
+// different sizes in a row (world 1: to itself). Sends are issued before receives.
+TEST_P(CollectivesConformanceTest, SendRecvRing) {
+  const std::vector<Shape> shapes = {Shape({4, 2}), Shape({0}), Shape({1000})};
+  std::vector<std::vector<Tensor>> sent(world()), received(world());
+  for (int r = 0; r < world(); ++r) {
+    for (size_t m = 0; m < shapes.size(); ++m) {
+      sent[r].push_back(RandomTensor(DType::kF32, shapes[m], SeedFor(static_cast<int>(m), r)));
+      received[r].emplace_back(DType::kF32, shapes[m]);
+    }
+  }
+  ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                const int r = coll.rank();
+                const int next = (r + 1) % world();
+                const int prev = (r + world() - 1) % world();
+                std::vector<CollectiveHandle> handles;
+                for (size_t m = 0; m < shapes.size(); ++m) {
+                  handles.push_back(coll.Send(sent[r][m], next, absl::StrCat("msg", m)));
+                }
+                for (size_t m = 0; m < shapes.size(); ++m) {
+                  handles.push_back(coll.Recv(received[r][m], prev, absl::StrCat("msg", m)));
+                }
+                absl::Status status;
+                for (CollectiveHandle& h : handles) status.Update(h.Wait());
+                return status;
+              }),
+              "send/recv ring");
+  for (int r = 0; r < world(); ++r) {
+    const int prev = (r + world() - 1) % world();
+    for (size_t m = 0; m < shapes.size(); ++m) {
+      EXPECT_TRUE(received[r][m].BitwiseEquals(sent[prev][m])) << "rank " << r << " message " << m;
+    }
+  }
+}
+
+// Receives may be posted before the matching sends, from the same thread.
+TEST_P(CollectivesConformanceTest, RecvPostedBeforeSend) {
+  std::vector<Tensor> sent, received;
+  for (int r = 0; r < world(); ++r) {
+    sent.push_back(RandomTensor(DType::kI64, Shape({3, 5}), SeedFor(0, r)));
+    received.emplace_back(DType::kI64, Shape({3, 5}));
+  }
+  ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                const int r = coll.rank();
+                CollectiveHandle recv = coll.Recv(received[r], (r + world() - 1) % world(), "early");
+                CollectiveHandle send = coll.Send(sent[r], (r + 1) % world(), "early");
+                absl::Status status = recv.Wait();
+                status.Update(send.Wait());
+                return status;
+              }),
+              "recv before send");
+  for (int r = 0; r < world(); ++r) {
+    EXPECT_TRUE(received[r].BitwiseEquals(sent[(r + world() - 1) % world()])) << "rank " << r;
+  }
+}
+
+// No rank leaves a barrier before every rank has entered it, even a slow one.
+TEST_P(CollectivesConformanceTest, BarrierWaitsForEveryRank) {
+  for (int round = 0; round < 5; ++round) {
+    std::atomic<int> entered{0};
+    std::vector<int> seen(world(), -1);
+    ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                  if (coll.rank() == round % world()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                  entered.fetch_add(1);
+                  absl::Status status = coll.Barrier(absl::StrCat("round", round)).Wait();
+                  seen[coll.rank()] = entered.load();
+                  return status;
+                }),
+                "barrier");
+    for (int r = 0; r < world(); ++r) EXPECT_EQ(seen[r], world()) << "round " << round << " rank " << r;
+  }
+}
+
+// One communicator carries many collectives in a row.
+TEST_P(CollectivesConformanceTest, HundredSmallAllReducesInARow) {
+  std::vector<std::vector<Tensor>> inputs(world()), results(world());
+  for (int r = 0; r < world(); ++r) {
+    for (int i = 0; i < 100; ++i) {
+      inputs[r].push_back(RandomTensor(DType::kI32, Shape({i % 7 + 1}), SeedFor(i, r)));
+      results[r].push_back(inputs[r].back().Clone());
+    }
+  }
+  ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                for (int i = 0; i < 100; ++i) {
+                  absl::Status s = coll.AllReduce(results[coll.rank()][i], ReduceOp::kSum, absl::StrCat("g", i)).Wait();
+                  if (!s.ok()) return s;
+                }
+                return absl::OkStatus();
+              }),
+              "100 all_reduces");
+  for (int i = 0; i < 100; ++i) {
+    std::vector<Tensor> ins;
+    for (int r = 0; r < world(); ++r) ins.push_back(inputs[r][i]);
+    for (int r = 0; r < world(); ++r) ExpectReduced(results[r][i], ins, 0, ReduceOp::kSum, absl::StrCat("#", i));
+  }
+}
+
+// Several operations in flight from every rank, waited in reverse order.
+TEST_P(CollectivesConformanceTest, ConcurrentOpsWaitedInReverse) {
+  const int w = world();
+  std::vector<Tensor> ar_in, ar, rs_in, rs, ag_in, ag, bc;
+  for (int r = 0; r < w; ++r) {
+    ar_in.push_back(RandomTensor(DType::kF64, Shape({100}), SeedFor(0, r)));
+    ar.push_back(ar_in.back().Clone());
+    rs_in.push_back(RandomTensor(DType::kI64, Shape({10, 2}), SeedFor(1, r)));
+    rs.emplace_back(DType::kI64, Shape({SplitBegin(10, w, r + 1) - SplitBegin(10, w, r), 2}));
+    ag_in.push_back(RandomTensor(DType::kI32, Shape({r + 1}), SeedFor(2, r)));
+    ag.emplace_back(DType::kI32, Shape({w * (w + 1) / 2}));
+    bc.push_back(RandomTensor(DType::kF32, Shape({33}), SeedFor(3, r)));
+  }
+  const Tensor bc_want = bc[w - 1].Clone();
+  ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                const int r = coll.rank();
+                std::vector<CollectiveHandle> handles = {coll.AllReduce(ar[r], ReduceOp::kSum, "ar"),
+                                                         coll.ReduceScatter(rs_in[r], rs[r], ReduceOp::kMax, "rs"),
+                                                         coll.AllGather(ag_in[r], ag[r], "ag"),
+                                                         coll.Broadcast(bc[r], w - 1, "bc"), coll.Barrier("b")};
+                absl::Status status;
+                for (auto it = handles.rbegin(); it != handles.rend(); ++it) status.Update(it->Wait());
+                for (CollectiveHandle& h : handles) EXPECT_TRUE(h.Done());
+                return status;
+              }),
+              "concurrent");
+  const Tensor ag_want = Concat(ag_in, ag_in[0]);
+  for (int r = 0; r < w; ++r) {
+    ExpectReduced(ar[r], ar_in, 0, ReduceOp::kSum, absl::StrCat("all_reduce rank ", r));
+    ExpectReduced(rs[r], rs_in, SplitBegin(10, w, r) * 2, ReduceOp::kMax, absl::StrCat("reduce_scatter rank ", r));
+    EXPECT_TRUE(ag[r].BitwiseEquals(ag_want)) << "all_gather rank " << r;
+    EXPECT_TRUE(bc[r].BitwiseEquals(bc_want)) << "broadcast rank " << r;
+  }
+}
+
+// Every rank gets the same error naming both sides when ranks disagree.
+TEST_P(CollectivesConformanceTest, ShapeMismatchFailsOnEveryRank) {
+  if (world() < 2) GTEST_SKIP() << "needs two ranks";
+  std::vector<Tensor> tensors;
+  for (int r = 0; r < world(); ++r) tensors.emplace_back(DType::kF32, Shape({r == 1 ? 10 : 12}));
+  std::vector<absl::Status> statuses = OnEveryRank(
+      [&](Collectives& coll) { return coll.AllReduce(tensors[coll.rank()], ReduceOp::kSum, "grad/w1").Wait(); });
+  for (int r = 0; r < world(); ++r) {
+    EXPECT_EQ(statuses[r].code(), absl::StatusCode::kInvalidArgument) << "rank " << r << ": " << statuses[r];
+    EXPECT_NE(statuses[r].message().find("f32[10]"), absl::string_view::npos) << statuses[r];
+    EXPECT_NE(statuses[r].message().find("f32[12]"), absl::string_view::npos) << statuses[r];
+    EXPECT_NE(statuses[r].message().find("grad/w1"), absl::string_view::npos) << statuses[r];
+  }
+  // The communicator stays usable: the next collective works.
+  ExpectAllOk(OnEveryRank([&](Collectives& coll) { return coll.Barrier("after").Wait(); }), "barrier after mismatch");
+}
+
+}  // namespace conformance
+}  // namespace tsr
+
+#endif  // TESSERA_TESTS_RUNTIME_COLLECTIVES_COLLECTIVES_CONFORMANCE_H_
