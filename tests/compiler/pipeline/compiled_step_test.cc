@@ -26,6 +26,7 @@
 #include "graph/builder/ops.h"
 #include "gtest/gtest.h"
 #include "runtime/trainer/trainer.h"
+#include "tests/runtime/trainer/batchnorm_classifier.h"
 
 namespace tsr {
 namespace {
@@ -63,16 +64,7 @@ Graph MlpWithDropout() {
 }
 
 Graph DenseBatchNorm() {
-  GraphBuilder b;
-  Output x = b.Input("image", DType::kF32, {kBatchDim, 8});
-  Output training = nn::TrainingFlag(b);
-  x = nn::Dense(b, x, 16);
-  x = ops::Relu(b, nn::BatchNorm(b, x, {.momentum = 0.9, .training_mode = training}));
-  Output logits = nn::Dense(b, x, 3, {.name = "logits"});
-  b.MarkOutput("logits", logits);
-  Output labels = b.Input("labels", DType::kI64, {kBatchDim});
-  b.MarkOutput("loss", ops::SoftmaxCrossEntropyLoss(b, logits, labels, {}, "loss"));
-  absl::StatusOr<Graph> g = b.Finish();
+  absl::StatusOr<Graph> g = BatchNormClassifier();
   EXPECT_TRUE(g.ok()) << g.status();
   return *std::move(g);
 }

@@ -17,6 +17,7 @@
 #include "graph/builder/ops.h"
 #include "gtest/gtest.h"
 #include "runtime/summary/summary_writer.h"
+#include "tests/runtime/trainer/batchnorm_classifier.h"
 
 namespace tsr {
 namespace {
@@ -170,16 +171,7 @@ TEST(TrainerTest, DropoutActsOnlyInTraining) {
 // updates with every step (they move away from their initial 0 / 1), and evaluation,
 // on the moving statistics, still classifies well.
 TEST(TrainerTest, RunsTheModelsOwnUpdatesLikeBatchNormStatistics) {
-  GraphBuilder b;
-  Output x = b.Input("image", DType::kF32, {kBatchDim, 8});
-  Output training = nn::TrainingFlag(b);
-  x = nn::Dense(b, x, 16);
-  x = ops::Relu(b, nn::BatchNorm(b, x, {.momentum = 0.9, .training_mode = training}));
-  Output logits = nn::Dense(b, x, 3, {.name = "logits"});
-  b.MarkOutput("logits", logits);
-  Output labels = b.Input("labels", DType::kI64, {kBatchDim});
-  b.MarkOutput("loss", ops::SoftmaxCrossEntropyLoss(b, logits, labels, {}, "loss"));
-  absl::StatusOr<Graph> model = b.Finish();
+  absl::StatusOr<Graph> model = BatchNormClassifier();
   ASSERT_TRUE(model.ok()) << model.status();
   absl::StatusOr<std::unique_ptr<Trainer>> trainer = Trainer::Create(
       *std::move(model), {.epochs = 3, .batch_size = 16, .learning_rate = 0.05, .seed = 4, .progress = false});
