@@ -16,6 +16,8 @@ PACKAGES=(
   python3-torch python3-torchvision python3-venv
   # compiler stack
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  # multi-process collectives backends (runtime/collectives/mpi, runtime/collectives/gloo)
+  libopenmpi-dev openmpi-bin libgloo-dev
   # second build system (offline)
   bazel-bootstrap
   # example data

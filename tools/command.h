@@ -35,6 +35,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
 int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int RunLaunch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // Prints "tessera CMD: message" and where to find help; returns kExitUsage.
 int UsageError(std::ostream& err, absl::string_view command, absl::string_view message);

@@ -19,6 +19,7 @@ constexpr Command kCommands[] = {
     {"compile", "compile a model ahead of time into a .tsrx executable (MLIR: fusion, code generation)",
      RunCompile},
     {"export", "write a model as ONNX (checked by ONNX's checker) for other runtimes", RunExport},
+    {"launch", "run a program as N worker processes of one job (rendezvous, signals, teardown)", RunLaunch},
 };
 
 const Command* FindCommand(absl::string_view name) {

@@ -1,18 +1,23 @@
 // The collectives conformance suite: what every Collectives backend (in-process, MPI,
 // Gloo, NCCL) must do, written once. A backend's test instantiates it with a factory
-// that makes the world's per-rank Collectives objects:
+// that makes this process's per-rank Collectives objects of a fresh communicator:
 //
 //   INSTANTIATE_TEST_SUITE_P(InProcess, CollectivesConformanceTest,
 //                            testing::ValuesIn(ConformanceParams("in_process", factory)),
 //                            ConformanceParamName);
 //
-// Each test runs every rank on a thread of its own, then checks every rank's result
-// against values computed here directly from the inputs. Inputs are pseudo-random from a
-// fixed seed (printed), so a failure reproduces.
+// The same test bodies serve both kinds of backend. An in-process backend's factory
+// returns every rank of the world: the test runs each on a thread of its own and checks
+// every rank's result. A multi-process backend (one process per rank, e.g. under
+// `mpirun -np N`) returns the process's own rank: every process runs the same tests in
+// the same order, runs its rank and checks that rank's result, so a failure on any rank
+// fails its process and thereby the job. Every process computes every rank's inputs
+// (pseudo-random from a fixed, printed seed), so each can compute the expected values
+// directly, and a failure reproduces.
 #ifndef TESSERA_TESTS_RUNTIME_COLLECTIVES_COLLECTIVES_CONFORMANCE_H_
 #define TESSERA_TESTS_RUNTIME_COLLECTIVES_COLLECTIVES_CONFORMANCE_H_
 
-#include <atomic>
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -33,7 +38,9 @@
 namespace tsr {
 namespace conformance {
 
-// Makes the `world_size` per-rank objects of one fresh communicator, element r for rank r.
+// Makes the per-rank objects that this process runs of one fresh communicator of
+// `world_size` ranks: all of them (in-process backends) or the process's own rank
+// (multi-process backends). Each object's rank() says which rank it is.
 using CollectivesFactory =
     std::function<std::vector<std::unique_ptr<Collectives>>(int world_size, CollectivesOptions options)>;
 
@@ -43,11 +50,20 @@ struct ConformanceParam {
   CollectivesFactory factory;
 };
 
-// The suite's parameters for a backend: world sizes 1, 2, 3 and 4.
-inline std::vector<ConformanceParam> ConformanceParams(const std::string& backend, CollectivesFactory factory) {
+// The suite's parameters for a backend: world sizes 1, 2, 3 and 4 (an in-process
+// backend), or the one world size of the job (a multi-process backend).
+inline std::vector<ConformanceParam> ConformanceParams(const std::string& backend, CollectivesFactory factory,
+                                                       const std::vector<int>& world_sizes = {1, 2, 3, 4}) {
   std::vector<ConformanceParam> params;
-  for (int world : {1, 2, 3, 4}) params.push_back({backend, world, factory});
+  for (int world : world_sizes) params.push_back({backend, world, factory});
   return params;
+}
+
+// Nanoseconds on the machine-wide monotonic clock (CLOCK_MONOTONIC on Linux): comparable
+// across the processes of one machine.
+inline int64_t MonotonicNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 inline std::string ConformanceParamName(const testing::TestParamInfo<ConformanceParam>& info) {
@@ -165,60 +181,74 @@ class CollectivesConformanceTest : public testing::TestWithParam<ConformancePara
   // Fixed, printed: rerun with the same seed to reproduce.
   static constexpr uint64_t kSeed = 20261201;
 
+  static void SetUpTestSuite() { std::cout << "[ seed     ] " << kSeed << "\n"; }
+
   void SetUp() override {
-    std::cout << "[ seed     ] " << kSeed << "\n";
     CollectivesOptions options;
     options.timeout = absl::Seconds(30);  // a broken backend fails instead of hanging
     ranks_ = GetParam().factory(world(), options);
-    ASSERT_EQ(static_cast<int>(ranks_.size()), world());
-    for (int r = 0; r < world(); ++r) {
-      ASSERT_NE(ranks_[r], nullptr);
-      EXPECT_EQ(ranks_[r]->rank(), r);
-      EXPECT_EQ(ranks_[r]->world_size(), world());
+    ASSERT_FALSE(ranks_.empty());
+    ASSERT_LE(static_cast<int>(ranks_.size()), world());
+    for (const std::unique_ptr<Collectives>& coll : ranks_) {
+      ASSERT_NE(coll, nullptr);
+      ASSERT_GE(coll->rank(), 0);
+      ASSERT_LT(coll->rank(), world());
+      EXPECT_EQ(coll->world_size(), world());
+      local_ranks_.push_back(coll->rank());
     }
+    std::sort(local_ranks_.begin(), local_ranks_.end());
+    ASSERT_EQ(std::unique(local_ranks_.begin(), local_ranks_.end()), local_ranks_.end()) << "a rank twice";
   }
 
   int world() const { return GetParam().world_size; }
+  // The ranks this process runs and checks, ascending.
+  const std::vector<int>& local_ranks() const { return local_ranks_; }
+  bool IsLocal(int r) const { return std::binary_search(local_ranks_.begin(), local_ranks_.end(), r); }
 
   // The seed of rank r's input in case `c` of a test.
   static uint64_t SeedFor(int c, int r) { return kSeed * 1000003 + c * 64 + r; }
 
-  // Runs fn(rank's Collectives) on one thread per rank; every rank's status, by rank.
+  // Runs fn(rank's Collectives) for every local rank, on one thread per rank when there
+  // are several; the statuses by rank (OK for the ranks of other processes).
   std::vector<absl::Status> OnEveryRank(const std::function<absl::Status(Collectives&)>& fn) {
     std::vector<absl::Status> statuses(world());
+    if (ranks_.size() == 1) {
+      statuses[ranks_[0]->rank()] = fn(*ranks_[0]);
+      return statuses;
+    }
     std::vector<std::thread> threads;
-    for (int r = 0; r < world(); ++r) {
-      threads.emplace_back([&, r] { statuses[r] = fn(*ranks_[r]); });
+    for (std::unique_ptr<Collectives>& coll : ranks_) {
+      threads.emplace_back([&, c = coll.get()] { statuses[c->rank()] = fn(*c); });
     }
     for (std::thread& t : threads) t.join();
     return statuses;
   }
 
   void ExpectAllOk(const std::vector<absl::Status>& statuses, const std::string& what) {
-    for (size_t r = 0; r < statuses.size(); ++r)
-      EXPECT_TRUE(statuses[r].ok()) << what << " rank " << r << ": " << statuses[r];
+    for (int r : local_ranks()) EXPECT_TRUE(statuses[r].ok()) << what << " rank " << r << ": " << statuses[r];
   }
 
   // All-reduces one input per rank (made from `c`'s seeds) and checks every rank's result.
   void CheckAllReduce(int c, DType dtype, const Shape& shape, ReduceOp op) {
     const std::string what = absl::StrCat("all_reduce(", ReduceOpName(op), ") ", DTypeName(dtype), shape.ToString(),
                                           " case ", c, " world ", world());
-    std::vector<Tensor> inputs, results;
+    std::vector<Tensor> inputs, results(world());
     for (int r = 0; r < world(); ++r) {
       inputs.push_back(RandomTensor(dtype, shape, SeedFor(c, r)));
-      results.push_back(inputs.back().Clone());
+      if (IsLocal(r)) results[r] = inputs.back().Clone();
     }
     ExpectAllOk(OnEveryRank([&](Collectives& coll) {
                   return coll.AllReduce(results[coll.rank()], op, absl::StrCat("t", c)).Wait();
                 }),
                 what);
-    for (int r = 0; r < world(); ++r) {
+    for (int r : local_ranks()) {
       EXPECT_EQ(results[r].type(), inputs[r].type());
       ExpectReduced(results[r], inputs, 0, op, absl::StrCat(what, " rank ", r));
     }
   }
 
   std::vector<std::unique_ptr<Collectives>> ranks_;
+  std::vector<int> local_ranks_;
 };
 
 TEST_P(CollectivesConformanceTest, AllReduceEveryDTypeOpAndSize) {
@@ -258,7 +288,7 @@ TEST_P(CollectivesConformanceTest, ReduceScatterUnevenRows) {
                       return coll.ReduceScatter(inputs[r], outputs[r], op, "rs").Wait();
                     }),
                     what);
-        for (int r = 0; r < world(); ++r) {
+        for (int r : local_ranks()) {
           ExpectReduced(outputs[r], inputs, SplitBegin(rows, world(), r) * 3, op, absl::StrCat(what, " rank ", r));
         }
       }
@@ -285,7 +315,7 @@ TEST_P(CollectivesConformanceTest, AllGatherUnevenInputs) {
                     return coll.AllGather(inputs[r], outputs[r], "ag").Wait();
                   }),
                   "all_gather");
-      for (int r = 0; r < world(); ++r) {
+      for (int r : local_ranks()) {
         EXPECT_TRUE(outputs[r].BitwiseEquals(want))
             << "all_gather " << DTypeName(dtype) << " pattern " << pattern << " rank " << r;
       }
@@ -305,7 +335,7 @@ TEST_P(CollectivesConformanceTest, BroadcastFromEveryRoot) {
         ExpectAllOk(
             OnEveryRank([&](Collectives& coll) { return coll.Broadcast(tensors[coll.rank()], root, "bc").Wait(); }),
             "broadcast");
-        for (int r = 0; r < world(); ++r) {
+        for (int r : local_ranks()) {
           EXPECT_TRUE(tensors[r].BitwiseEquals(want))
               << "broadcast " << DTypeName(dtype) << " root " << root << " rank " << r;
         }
@@ -340,7 +370,7 @@ TEST_P(CollectivesConformanceTest, AllToAllUneven) {
                     return coll.AllToAll(inputs[r], outputs[r], "a2a").Wait();
                   }),
                   "all_to_all");
-      for (int r = 0; r < world(); ++r) {
+      for (int r : local_ranks()) {
         EXPECT_TRUE(outputs[r].BitwiseEquals(wants[r]))
             << "all_to_all " << DTypeName(dtype) << " pattern " << pattern << " rank " << r;
       }
@@ -375,7 +405,7 @@ TEST_P(CollectivesConformanceTest, SendRecvRing) {
                 return status;
               }),
               "send/recv ring");
-  for (int r = 0; r < world(); ++r) {
+  for (int r : local_ranks()) {
     const int prev = (r + world() - 1) % world();
     for (size_t m = 0; m < shapes.size(); ++m) {
       EXPECT_TRUE(received[r][m].BitwiseEquals(sent[prev][m])) << "rank " << r << " message " << m;
@@ -399,25 +429,36 @@ TEST_P(CollectivesConformanceTest, RecvPostedBeforeSend) {
                 return status;
               }),
               "recv before send");
-  for (int r = 0; r < world(); ++r) {
+  for (int r : local_ranks()) {
     EXPECT_TRUE(received[r].BitwiseEquals(sent[(r + world() - 1) % world()])) << "rank " << r;
   }
 }
 
-// No rank leaves a barrier before every rank has entered it, even a slow one.
+// No rank leaves a barrier before every rank has entered it, even a slow one. Each rank
+// notes when it entered and left the barrier on the machine-wide clock; the entry times
+// are then all-gathered, and each rank checks that it left after every rank entered.
 TEST_P(CollectivesConformanceTest, BarrierWaitsForEveryRank) {
   for (int round = 0; round < 5; ++round) {
-    std::atomic<int> entered{0};
-    std::vector<int> seen(world(), -1);
+    std::vector<Tensor> entered(world()), all_entered(world());
+    std::vector<int64_t> left(world(), 0);
     ExpectAllOk(OnEveryRank([&](Collectives& coll) {
-                  if (coll.rank() == round % world()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                  entered.fetch_add(1);
+                  const int r = coll.rank();
+                  if (r == round % world()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                  entered[r] = Tensor::FromVector<int64_t>(Shape({1}), {MonotonicNanos()});
                   absl::Status status = coll.Barrier(absl::StrCat("round", round)).Wait();
-                  seen[coll.rank()] = entered.load();
-                  return status;
+                  left[r] = MonotonicNanos();
+                  if (!status.ok()) return status;
+                  all_entered[r] = Tensor(DType::kI64, Shape({world()}));
+                  return coll.AllGather(entered[r], all_entered[r], "entry times").Wait();
                 }),
                 "barrier");
-    for (int r = 0; r < world(); ++r) EXPECT_EQ(seen[r], world()) << "round " << round << " rank " << r;
+    for (int r : local_ranks()) {
+      if (!all_entered[r].valid()) continue;  // reported above
+      for (int q = 0; q < world(); ++q) {
+        EXPECT_LE(all_entered[r].data<int64_t>()[q], left[r])
+            << "round " << round << ": rank " << r << " left the barrier before rank " << q << " entered it";
+      }
+    }
   }
 }
 
@@ -441,7 +482,7 @@ TEST_P(CollectivesConformanceTest, HundredSmallAllReducesInARow) {
   for (int i = 0; i < 100; ++i) {
     std::vector<Tensor> ins;
     for (int r = 0; r < world(); ++r) ins.push_back(inputs[r][i]);
-    for (int r = 0; r < world(); ++r) ExpectReduced(results[r][i], ins, 0, ReduceOp::kSum, absl::StrCat("#", i));
+    for (int r : local_ranks()) ExpectReduced(results[r][i], ins, 0, ReduceOp::kSum, absl::StrCat("#", i));
   }
 }
 
@@ -472,7 +513,7 @@ TEST_P(CollectivesConformanceTest, ConcurrentOpsWaitedInReverse) {
               }),
               "concurrent");
   const Tensor ag_want = Concat(ag_in, ag_in[0]);
-  for (int r = 0; r < w; ++r) {
+  for (int r : local_ranks()) {
     ExpectReduced(ar[r], ar_in, 0, ReduceOp::kSum, absl::StrCat("all_reduce rank ", r));
     ExpectReduced(rs[r], rs_in, SplitBegin(10, w, r) * 2, ReduceOp::kMax, absl::StrCat("reduce_scatter rank ", r));
     EXPECT_TRUE(ag[r].BitwiseEquals(ag_want)) << "all_gather rank " << r;
@@ -487,7 +528,7 @@ TEST_P(CollectivesConformanceTest, ShapeMismatchFailsOnEveryRank) {
   for (int r = 0; r < world(); ++r) tensors.emplace_back(DType::kF32, Shape({r == 1 ? 10 : 12}));
   std::vector<absl::Status> statuses = OnEveryRank(
       [&](Collectives& coll) { return coll.AllReduce(tensors[coll.rank()], ReduceOp::kSum, "grad/w1").Wait(); });
-  for (int r = 0; r < world(); ++r) {
+  for (int r : local_ranks()) {
     EXPECT_EQ(statuses[r].code(), absl::StatusCode::kInvalidArgument) << "rank " << r << ": " << statuses[r];
     EXPECT_NE(statuses[r].message().find("f32[10]"), absl::string_view::npos) << statuses[r];
     EXPECT_NE(statuses[r].message().find("f32[12]"), absl::string_view::npos) << statuses[r];

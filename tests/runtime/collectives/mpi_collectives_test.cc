@@ -1,0 +1,302 @@
+// Tests of the MPI collectives backend, one process per rank: run under
+// `mpirun -np N` (CTest runs it at N = 2, 3 and 4, and at 2 with MPI calls serialized:
+// TESSERA_MPI_SERIALIZED=1). The conformance suite at the job's world size, then error
+// reporting: a missing rank times out on every rank that came, naming it, and poisons
+// the communicator; mismatched collectives fail on every rank alike and leave it usable;
+// unmatched and mismatched sends and receives. Every test gets a fresh communicator
+// (MPI_Comm_dup of the world), and the ranks meet at an MPI_Barrier after each test that
+// makes them act differently, so they stay in step.
+#include "runtime/collectives/mpi/mpi_collectives.h"
+
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/runtime/collectives/collectives_conformance.h"
+#include "tests/runtime/collectives/rank_test_output.h"
+
+namespace tsr {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<std::unique_ptr<Collectives>> MakeRank(int world_size, CollectivesOptions options) {
+  std::vector<std::unique_ptr<Collectives>> ranks;
+  absl::StatusOr<std::unique_ptr<MpiCollectives>> comm = MpiCollectives::Create(options);
+  if (!comm.ok()) {
+    ADD_FAILURE() << comm.status();
+    return ranks;
+  }
+  ranks.push_back(*std::move(comm));
+  return ranks;
+}
+
+int JobWorldSize() {
+  absl::StatusOr<MpiProcessInfo> mpi = InitializeMpi();
+  return mpi.ok() ? mpi->world_size : 1;
+}
+
+using conformance::CollectivesConformanceTest;
+
+INSTANTIATE_TEST_SUITE_P(Mpi, CollectivesConformanceTest,
+                         testing::ValuesIn(conformance::ConformanceParams("mpi", MakeRank, {JobWorldSize()})),
+                         conformance::ConformanceParamName);
+
+// Each test: this process's rank of a fresh communicator with a short timeout.
+class MpiCollectivesTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    CollectivesOptions options;
+    options.timeout = absl::Seconds(2);
+    absl::StatusOr<std::unique_ptr<MpiCollectives>> comm = MpiCollectives::Create(options);
+    ASSERT_TRUE(comm.ok()) << comm.status();
+    comm_ = *std::move(comm);
+    rank_ = comm_->rank();
+    world_ = comm_->world_size();
+  }
+  // Ranks that acted differently meet here before the next test.
+  void TearDown() override { MPI_Barrier(MPI_COMM_WORLD); }
+
+  // Two barriers first, so that the collective `issue` makes is seq 2.
+  absl::Status AfterTwoBarriers(const std::function<CollectiveHandle(Collectives&)>& issue) {
+    absl::Status status = comm_->Barrier("a").Wait();
+    status.Update(comm_->Barrier("b").Wait());
+    if (!status.ok()) return status;
+    return issue(*comm_).Wait();
+  }
+
+  std::unique_ptr<MpiCollectives> comm_;
+  int rank_ = 0;
+  int world_ = 1;
+};
+
+TEST_F(MpiCollectivesTest, CreateReportsRankAndWorld) {
+  absl::StatusOr<MpiProcessInfo> mpi = InitializeMpi();
+  ASSERT_TRUE(mpi.ok()) << mpi.status();
+  EXPECT_EQ(rank_, mpi->world_rank);
+  EXPECT_EQ(world_, mpi->world_size);
+  EXPECT_FALSE(comm_->poisoned());
+  // MPI cannot be finalized while a communicator exists.
+  EXPECT_EQ(FinalizeMpi().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// The last rank skips an all-reduce. The others fail after the timeout, naming it; when
+// it comes late it fails at once (the others told it they gave up), and every rank's
+// communicator is poisoned: the next collective fails at once.
+TEST_F(MpiCollectivesTest, MissingRankTimesOutNamingIt) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  const int late = world_ - 1;
+  Tensor grad(DType::kF32, Shape({10}));
+  if (rank_ != late) {
+    const absl::Time start = absl::Now();
+    absl::Status status = comm_->AllReduce(grad, ReduceOp::kSum, "grad/w1").Wait();
+    const absl::Duration took = absl::Now() - start;
+    EXPECT_GE(took, absl::Milliseconds(1900));
+    EXPECT_LT(took, absl::Seconds(10));
+    EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+    EXPECT_THAT(status.message(),
+                HasSubstr(absl::StrCat("all_reduce 'grad/w1' (seq 0): rank ", rank_, " waited 2s but rank ", late,
+                                       " of ", world_, " did not arrive")));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // the late rank comes after the others gave up
+  if (rank_ == late) {
+    const absl::Time start = absl::Now();
+    absl::Status status = comm_->AllReduce(grad, ReduceOp::kSum, "grad/w1").Wait();
+    EXPECT_LT(absl::Now() - start, absl::Seconds(1)) << "the late rank should fail at once";
+    EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+    EXPECT_THAT(status.message(), HasSubstr("all_reduce 'grad/w1' (seq 0): rank"));
+    EXPECT_THAT(status.message(), HasSubstr(absl::StrCat("gave up waiting (timeout 2s) before rank ", late)));
+  }
+  EXPECT_TRUE(comm_->poisoned());
+  const absl::Time start = absl::Now();
+  absl::Status after = comm_->Barrier("after").Wait();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+  EXPECT_EQ(after.code(), absl::StatusCode::kFailedPrecondition) << after;
+  EXPECT_THAT(after.message(), HasSubstr("barrier 'after' (seq 1): the communicator is unusable since all_reduce "
+                                         "'grad/w1' (seq 0)"));
+}
+
+// Only rank 1 comes to the barrier: it names every other rank.
+TEST_F(MpiCollectivesTest, TimeoutNamesEveryMissingRank) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank_ != 1) return;
+  absl::Status status = comm_->Barrier("step").Wait();
+  std::vector<int> others;
+  for (int r = 0; r < world_; ++r) {
+    if (r != 1) others.push_back(r);
+  }
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(status.message(), HasSubstr(absl::StrCat("barrier 'step' (seq 0): rank 1 waited 2s but rank",
+                                                       others.size() > 1 ? "s " : " ", absl::StrJoin(others, ", "),
+                                                       " of ", world_, " did not arrive")));
+}
+
+TEST_F(MpiCollectivesTest, ShapeMismatchNamesBothSidesOnEveryRank) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  Tensor t(DType::kF32, Shape({rank_ == 1 ? 10 : 12}));
+  absl::Status s = AfterTwoBarriers([&](Collectives& c) { return c.AllReduce(t, ReduceOp::kSum, "grad/w1"); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(s.message(), "all_reduce 'grad/w1' (seq 2): rank 1 passed f32[10] but rank 0 passed f32[12]");
+  // A mismatch moves no data and leaves the communicator usable.
+  EXPECT_FALSE(comm_->poisoned());
+  EXPECT_TRUE(comm_->Barrier("after").Wait().ok());
+}
+
+TEST_F(MpiCollectivesTest, OpMismatchNamesBothSidesOnEveryRank) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  Tensor in(DType::kF32, Shape({10}));
+  Tensor gathered(DType::kF32, Shape({10 * world_}));
+  absl::Status s = AfterTwoBarriers([&](Collectives& c) {
+    return rank_ == 0 ? c.AllReduce(in, ReduceOp::kSum, "grad/w1") : c.AllGather(in, gathered, "grad/w1");
+  });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(s.message(), absl::StrCat("collective seq 2 differs across ranks: rank 1 issued all_gather 'grad/w1' "
+                                      "f32[10] -> f32[",
+                                      10 * world_, "] but rank 0 issued all_reduce(sum) 'grad/w1' f32[10]"));
+}
+
+TEST_F(MpiCollectivesTest, NameReduceOpAndDTypeMismatchesFailOnEveryRank) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  const int odd_rank = world_ - 1;
+  struct Case {
+    std::string odd_name;
+    ReduceOp odd_op;
+    DType odd_dtype;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"grad/w2", ReduceOp::kSum, DType::kF32, absl::StrCat("rank ", odd_rank, " issued all_reduce(sum) 'grad/w2'")},
+      {"grad/w1", ReduceOp::kMax, DType::kF32, absl::StrCat("rank ", odd_rank, " issued all_reduce(max) 'grad/w1'")},
+      {"grad/w1", ReduceOp::kSum, DType::kI32,
+       absl::StrCat("rank ", odd_rank, " passed i32[4] but rank 0 passed f32[4]")},
+  };
+  for (const Case& c : cases) {
+    const bool odd = rank_ == odd_rank;
+    Tensor t(odd ? c.odd_dtype : DType::kF32, Shape({4}));
+    absl::Status s = comm_->AllReduce(t, odd ? c.odd_op : ReduceOp::kSum, odd ? c.odd_name : "grad/w1").Wait();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+    EXPECT_THAT(s.message(), HasSubstr(c.expected));
+  }
+}
+
+TEST_F(MpiCollectivesTest, WrongOutputShapeAndUnreducibleDTypeFailOnEveryRank) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  Tensor in(DType::kF32, Shape({3, 2}));
+  Tensor out(DType::kF32, Shape({rank_ == 1 ? 3 * world_ - 1 : 3 * world_, 2}));
+  absl::Status s = comm_->AllGather(in, out, "acts").Wait();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("all_gather 'acts' (seq 0): rank 1's output is f32[", 3 * world_ - 1,
+                                                  ",2] but f32[", 3 * world_, ",2] is needed")));
+  Tensor half(DType::kF16, Shape({4}));
+  s = comm_->AllReduce(half, ReduceOp::kSum, "h").Wait();
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_THAT(s.message(), HasSubstr("all_reduce 'h' (seq 1): dtype f16 cannot be reduced"));
+}
+
+// Rank 0 posts a receive and a send that rank 1 never matches; both time out alone and
+// leave the communicator usable.
+TEST_F(MpiCollectivesTest, UnmatchedSendAndRecvTimeOut) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank_ == 0) {
+    Tensor t(DType::kF32, Shape({4}));
+    absl::Status recv = comm_->Recv(t, 1, "x").Wait();
+    EXPECT_EQ(recv.code(), absl::StatusCode::kDeadlineExceeded) << recv;
+    EXPECT_THAT(recv.message(),
+                HasSubstr("recv 'x' rank 1 -> rank 0 (seq 0): rank 1 did not post the matching send within 2s"));
+    absl::Status send = comm_->Send(t, 1, "y").Wait();
+    EXPECT_EQ(send.code(), absl::StatusCode::kDeadlineExceeded) << send;
+    EXPECT_THAT(send.message(),
+                HasSubstr("send 'y' rank 0 -> rank 1 (seq 0): rank 1 did not post the matching recv within 2s"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 0 spent two timeouts on its own
+  EXPECT_TRUE(comm_->Barrier("after").Wait().ok());
+  EXPECT_FALSE(comm_->poisoned());
+}
+
+TEST_F(MpiCollectivesTest, SendRecvMismatchAndBadPeerFail) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  const std::string expected =
+      "send/recv rank 0 -> rank 1 (seq 0): rank 0 sends 'x' f32[4] but rank 1 receives 'x' f32[5]";
+  if (rank_ == 0) {
+    Tensor a(DType::kF32, Shape({4}));
+    absl::Status send = comm_->Send(a, 1, "x").Wait();
+    EXPECT_EQ(send.code(), absl::StatusCode::kInvalidArgument) << send;
+    EXPECT_EQ(send.message(), expected);
+    EXPECT_EQ(comm_->Send(a, world_, "x").Wait().code(), absl::StatusCode::kInvalidArgument);
+  } else if (rank_ == 1) {
+    Tensor b(DType::kF32, Shape({5}));
+    absl::Status recv = comm_->Recv(b, 0, "x").Wait();
+    EXPECT_EQ(recv.code(), absl::StatusCode::kInvalidArgument) << recv;
+    EXPECT_EQ(recv.message(), expected);
+  }
+  // The pair's next transfer is matched correctly.
+  if (rank_ <= 1) {
+    Tensor v = Tensor::FromVector<int32_t>(Shape({3}), {rank_, 7, 9});
+    absl::Status s = rank_ == 0 ? comm_->Send(v, 1, "next").Wait() : comm_->Recv(v, 0, "next").Wait();
+    EXPECT_TRUE(s.ok()) << s;
+    EXPECT_EQ(v.data<int32_t>()[0], 0);
+  }
+}
+
+// A pending Recv completes (cancelled) when its communicator goes away.
+TEST_F(MpiCollectivesTest, PendingRecvIsCancelledWithTheCommunicator) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  if (rank_ != 0) return;
+  Tensor t(DType::kF32, Shape({4}));
+  CollectiveHandle recv = comm_->Recv(t, 1, "orphan");
+  EXPECT_FALSE(recv.Done());
+  comm_.reset();
+  absl::Status status = recv.Wait();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_THAT(status.message(), HasSubstr("'orphan' rank 1 -> rank 0 (seq 0): the communicator was destroyed"));
+}
+
+// Large tensors go straight through (a quarter of a GiB of f64, summed in place), with
+// the default timeout: at 4 ranks on 2 cores this takes seconds.
+TEST(MpiCollectivesLargeTest, AllReduceInPlace) {
+  absl::StatusOr<std::unique_ptr<MpiCollectives>> comm = MpiCollectives::Create(CollectivesOptions{});
+  ASSERT_TRUE(comm.ok()) << comm.status();
+  const int rank_ = (*comm)->rank();
+  const int world_ = (*comm)->world_size();
+  Tensor t(DType::kF64, Shape({int64_t{32} << 20}));
+  for (int64_t i = 0; i < t.num_elements(); i += 4099) t.data<double>()[i] = rank_ + 1.0 + i;
+  void* buffer = t.raw_data();
+  ASSERT_TRUE((*comm)->AllReduce(t, ReduceOp::kSum, "big").Wait().ok());
+  EXPECT_EQ(t.raw_data(), buffer);
+  const double ranks_sum = world_ * (world_ + 1) / 2.0;
+  for (int64_t i = 0; i < t.num_elements(); i += 4099) {
+    ASSERT_EQ(t.data<double>()[i], ranks_sum + world_ * static_cast<double>(i)) << "element " << i;
+  }
+  EXPECT_EQ(t.data<double>()[1], 0.0);
+}
+
+}  // namespace
+}  // namespace tsr
+
+int main(int argc, char** argv) {
+  const bool serialized = std::getenv("TESSERA_MPI_SERIALIZED") != nullptr;
+  absl::StatusOr<tsr::MpiProcessInfo> mpi =
+      tsr::InitializeMpi(serialized ? tsr::MpiThreading::kSerialized : tsr::MpiThreading::kMultiple);
+  if (!mpi.ok()) {
+    std::cerr << mpi.status() << "\n";
+    return 1;
+  }
+  testing::InitGoogleTest(&argc, argv);
+  tsr::conformance::PrintOnlyFailuresUnlessRankZero(mpi->world_rank);
+  if (mpi->world_rank == 0) {
+    std::cout << "[ mpi      ] " << mpi->world_size << " ranks, MPI calls "
+              << (mpi->thread_multiple ? "concurrent (MPI_THREAD_MULTIPLE)" : "serialized") << "\n";
+  }
+  const int result = RUN_ALL_TESTS();
+  const absl::Status finalized = tsr::FinalizeMpi();
+  if (!finalized.ok()) std::cerr << finalized << "\n";
+  return result != 0 || !finalized.ok() ? 1 : 0;
+}
