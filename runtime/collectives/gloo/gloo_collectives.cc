@@ -1,0 +1,438 @@
+// GlooCollectives: rendezvous through the job's KeyValueStore, then a thread that runs
+// the communicator's collectives in order — descriptor exchange, then Gloo's algorithms
+// (and a ring reduce-scatter of our own) on the tensors' buffers.
+#include "runtime/collectives/gloo/gloo_collectives.h"
+
+#include <gloo/allgatherv.h>
+#include <gloo/allreduce.h>
+#include <gloo/alltoallv.h>
+#include <gloo/broadcast.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/prefix_store.h>
+#include <gloo/transport/tcp/device.h>
+#include <gloo/transport/unbound_buffer.h>
+#include <gloo/types.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "graph/status_macros.h"
+#include "runtime/collectives/cross_process/collective_descriptor.h"
+#include "runtime/collectives/cross_process/elementwise_reduce.h"
+#include "runtime/collectives/gloo/gloo_point_to_point.h"
+#include "runtime/collectives/gloo/gloo_store.h"
+
+namespace tsr {
+namespace {
+
+using gloo::transport::UnboundBuffer;
+
+// What one rank issued: the descriptor everyone sees, and the tensors (copies sharing
+// the caller's buffers, which keeps those alive until the collective is done).
+struct CollectiveCall {
+  int64_t seq = 0;
+  CollectiveDescriptor descriptor;
+  Tensor input;  // AllReduce and Broadcast: the in/out tensor
+  Tensor output;
+  CollectiveHandle handle = CollectiveHandle::Pending();
+};
+
+// Bytes of one dim-0 row of `type`.
+size_t RowBytes(const TensorType& type) {
+  int64_t n = 1;
+  for (int i = 1; i < type.shape.rank(); ++i) n *= type.shape.dim(i);
+  return static_cast<size_t>(n) * DTypeSize(type.dtype);
+}
+
+template <typename T>
+void RingAllReduce(const std::shared_ptr<gloo::Context>& context, Tensor& inout, ReduceOp op, uint32_t tag,
+                   absl::Duration timeout) {
+  gloo::AllreduceOptions options(context);
+  options.setAlgorithm(gloo::AllreduceOptions::Algorithm::RING);
+  options.setOutput<T>(static_cast<T*>(inout.raw_data()), static_cast<size_t>(inout.num_elements()));
+  const DType dtype = inout.dtype();
+  options.setReduceFunction(
+      [dtype, op](void* c, const void* a, const void* b, size_t n) { ReduceElementwise(dtype, op, c, a, b, n); });
+  options.setTag(tag);
+  options.setTimeout(GlooMillis(timeout));
+  gloo::allreduce(options);
+}
+
+class GlooCommunicator final : public GlooCollectives {
+ public:
+  GlooCommunicator(std::shared_ptr<gloo::Context> context, CollectivesOptions options)
+      : context_(std::move(context)),
+        rank_(context_->rank),
+        world_size_(context_->size),
+        options_(options),
+        health_(std::make_shared<GlooHealth>()),
+        p2p_(context_, health_, options.timeout),
+        worker_([this] { WorkerLoop(); }) {}
+
+  ~GlooCommunicator() override {
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+    }
+    worker_.join();  // after the queued collectives ran
+  }
+
+  int rank() const override { return rank_; }
+  int world_size() const override { return world_size_; }
+  bool poisoned() const override { return health_->poisoned(); }
+
+  CollectiveHandle AllReduce(Tensor& inout, ReduceOp op, absl::string_view name) override {
+    return Issue(MakeDescriptor(CollectiveKind::kAllReduce, name, inout.type(), {}, op), inout, Tensor());
+  }
+  CollectiveHandle ReduceScatter(const Tensor& input, Tensor& output, ReduceOp op, absl::string_view name) override {
+    return Issue(MakeDescriptor(CollectiveKind::kReduceScatter, name, input.type(), output.type(), op), input, output);
+  }
+  CollectiveHandle AllGather(const Tensor& input, Tensor& output, absl::string_view name) override {
+    return Issue(MakeDescriptor(CollectiveKind::kAllGather, name, input.type(), output.type()), input, output);
+  }
+  CollectiveHandle Broadcast(Tensor& inout, int root, absl::string_view name) override {
+    return Issue(MakeDescriptor(CollectiveKind::kBroadcast, name, inout.type(), {}, ReduceOp::kSum, root), inout,
+                 Tensor());
+  }
+  CollectiveHandle AllToAll(const Tensor& input, Tensor& output, absl::string_view name) override {
+    return Issue(MakeDescriptor(CollectiveKind::kAllToAll, name, input.type(), output.type()), input, output);
+  }
+  CollectiveHandle Send(const Tensor& input, int peer, absl::string_view name) override {
+    return p2p_.Post(/*is_send=*/true, peer, name, input);
+  }
+  CollectiveHandle Recv(Tensor& output, int peer, absl::string_view name) override {
+    return p2p_.Post(/*is_send=*/false, peer, name, output);
+  }
+  CollectiveHandle Barrier(absl::string_view name) override {
+    return Issue(MakeDescriptor(CollectiveKind::kBarrier, name), Tensor(), Tensor());
+  }
+
+ private:
+  CollectiveHandle Issue(CollectiveDescriptor descriptor, const Tensor& input, const Tensor& output) {
+    CollectiveCall call;
+    call.descriptor = std::move(descriptor);
+    call.input = input;
+    call.output = output;
+    CollectiveHandle handle = call.handle;
+    absl::MutexLock lock(&mu_);
+    call.seq = next_seq_++;
+    queue_.push_back(std::move(call));
+    return handle;
+  }
+
+  void WorkerLoop() {
+    while (true) {
+      CollectiveCall call;
+      {
+        absl::MutexLock lock(&mu_);
+        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
+        mu_.Await(absl::Condition(&ready));
+        if (queue_.empty()) return;  // stopping
+        call = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      call.handle.Complete(Run(call));
+    }
+  }
+
+  absl::Status Run(const CollectiveCall& call) {
+    const std::string where = Where(call.descriptor, call.seq);
+    TSR_RETURN_IF_ERROR(health_->Check(where));
+    std::vector<CollectiveDescriptor> all;
+    TSR_RETURN_IF_ERROR(ExchangeDescriptors(call, where, &all));
+    TSR_RETURN_IF_ERROR(CheckDescriptors(call.seq, all));
+    if (call.descriptor.kind == CollectiveKind::kBarrier) return absl::OkStatus();  // the exchange was one
+    const absl::Time deadline = absl::Now() + options_.timeout;
+    try {
+      return MoveData(call, all, deadline);
+    } catch (const std::exception& e) {
+      return health_->Failure(where, rank_, deadline,
+                              absl::StrCat("rank ", rank_, " waited ", absl::FormatDuration(options_.timeout),
+                                           " for the data movement after every rank had arrived (", e.what(), ")"),
+                              e);
+    }
+  }
+
+  uint32_t Tag(int64_t seq) const { return static_cast<uint32_t>(seq); }
+
+  // Sends this rank's descriptor to every other rank and waits (up to the timeout) for
+  // theirs, one buffer per rank, so that a timeout can tell who did not arrive.
+  absl::Status ExchangeDescriptors(const CollectiveCall& call, const std::string& where,
+                                   std::vector<CollectiveDescriptor>* all) {
+    const absl::Time deadline = absl::Now() + options_.timeout;
+    std::vector<char> mine(kDescriptorWireBytes);
+    std::vector<char> theirs(static_cast<size_t>(world_size_) * kDescriptorWireBytes);
+    EncodeDescriptor(call.descriptor, call.seq, mine.data());
+    const uint64_t slot = gloo::Slot::build(kGlooDescriptorSlot, Tag(call.seq));
+    std::vector<std::unique_ptr<UnboundBuffer>> received(world_size_);
+    std::unique_ptr<UnboundBuffer> sent;
+    int waiting_for = -1;
+    try {
+      sent = context_->createUnboundBuffer(mine.data(), mine.size());
+      for (int q = 0; q < world_size_; ++q) {
+        if (q == rank_) continue;
+        received[q] = context_->createUnboundBuffer(theirs.data() + q * kDescriptorWireBytes, kDescriptorWireBytes);
+        received[q]->recv(q, slot);
+        sent->send(q, slot);
+      }
+      for (int q = 0; q < world_size_; ++q) {
+        if (q == rank_) continue;
+        waiting_for = q;
+        received[q]->waitRecv(GlooMillis(deadline - absl::Now()));
+      }
+      waiting_for = -1;
+      for (int i = 0; i < world_size_ - 1; ++i) sent->waitSend(GlooMillis(deadline - absl::Now()));
+    } catch (const std::exception& e) {
+      if (absl::Now() < deadline - absl::Milliseconds(20) || waiting_for < 0) {
+        return health_->Failure(where, rank_, absl::InfiniteFuture(), "", e);
+      }
+      // Gloo failed every pending receive when the wait timed out; the ranks whose
+      // descriptors came meanwhile still have theirs.
+      std::vector<int> missing = {waiting_for};
+      for (int q = waiting_for + 1; q < world_size_; ++q) {
+        if (q == rank_) continue;
+        try {
+          received[q]->waitRecv(std::chrono::milliseconds(1));
+        } catch (const std::exception&) {
+          missing.push_back(q);
+        }
+      }
+      return health_->Poison(MissingRanksError(where, rank_, options_.timeout, missing, world_size_));
+    }
+    all->resize(world_size_);
+    for (int q = 0; q < world_size_; ++q) {
+      if (q == rank_) {
+        (*all)[q] = call.descriptor;
+        continue;
+      }
+      int64_t seq = 0;
+      absl::StatusOr<CollectiveDescriptor> d = DecodeDescriptor(theirs.data() + q * kDescriptorWireBytes, &seq);
+      if (!d.ok()) {
+        return health_->Poison(absl::DataLossError(absl::StrCat(where, ": from rank ", q, ": ", d.status().message())));
+      }
+      if (seq != call.seq) {
+        return health_->Poison(absl::InternalError(absl::StrCat(where, ": rank ", q, " sent the descriptor of seq ",
+                                                                seq, " (the communicator's ranks are out of step)")));
+      }
+      (*all)[q] = *std::move(d);
+    }
+    return absl::OkStatus();
+  }
+
+  // The data movement of a checked collective, on the tensors' own buffers. Gloo throws
+  // on failure.
+  absl::Status MoveData(const CollectiveCall& call, const std::vector<CollectiveDescriptor>& all, absl::Time deadline) {
+    const CollectiveDescriptor& d = call.descriptor;
+    const uint32_t tag = Tag(call.seq);
+    switch (d.kind) {
+      case CollectiveKind::kAllReduce: {
+        Tensor inout = call.input;
+        if (inout.num_elements() == 0) return absl::OkStatus();
+        switch (inout.dtype()) {
+          case DType::kF32:
+            RingAllReduce<float>(context_, inout, d.reduce_op, tag, options_.timeout);
+            break;
+          case DType::kF64:
+            RingAllReduce<double>(context_, inout, d.reduce_op, tag, options_.timeout);
+            break;
+          case DType::kI32:
+            RingAllReduce<int32_t>(context_, inout, d.reduce_op, tag, options_.timeout);
+            break;
+          default:
+            RingAllReduce<int64_t>(context_, inout, d.reduce_op, tag, options_.timeout);
+            break;
+        }
+        if (d.reduce_op == ReduceOp::kMean) {
+          DivideForMean(inout.dtype(), inout.raw_data(), inout.num_elements(), world_size_);
+        }
+        return absl::OkStatus();
+      }
+      case CollectiveKind::kReduceScatter:
+        RingReduceScatter(call, tag, deadline);
+        return absl::OkStatus();
+      case CollectiveKind::kAllGather: {
+        const size_t row_bytes = RowBytes(d.input);
+        std::vector<size_t> bytes(world_size_);
+        size_t total = 0;
+        for (int q = 0; q < world_size_; ++q) {
+          bytes[q] = static_cast<size_t>(all[q].input.shape.dim(0)) * row_bytes;
+          total += bytes[q];
+        }
+        if (total == 0) return absl::OkStatus();
+        Tensor output = call.output;
+        gloo::AllgathervOptions options(context_);
+        options.setInput<uint8_t>(static_cast<uint8_t*>(const_cast<void*>(call.input.raw_data())), bytes[rank_]);
+        options.setOutput<uint8_t>(static_cast<uint8_t*>(output.raw_data()), bytes);
+        options.setTag(tag);
+        options.setTimeout(GlooMillis(options_.timeout));
+        gloo::allgatherv(options);
+        return absl::OkStatus();
+      }
+      case CollectiveKind::kAllToAll: {
+        const size_t row_bytes = RowBytes(d.input);
+        if (row_bytes == 0) return absl::OkStatus();
+        const int64_t my_rows = d.input.shape.dim(0);
+        std::vector<int64_t> sent(world_size_), received(world_size_);
+        for (int q = 0; q < world_size_; ++q) {
+          sent[q] = SplitRows(my_rows, world_size_, q) * static_cast<int64_t>(row_bytes);
+          received[q] = SplitRows(all[q].input.shape.dim(0), world_size_, rank_) * static_cast<int64_t>(row_bytes);
+        }
+        Tensor output = call.output;
+        gloo::AlltoallvOptions options(context_);
+        options.setInput<uint8_t>(static_cast<uint8_t*>(const_cast<void*>(call.input.raw_data())), sent);
+        options.setOutput<uint8_t>(static_cast<uint8_t*>(output.raw_data()), received);
+        options.setTag(tag);
+        options.setTimeout(GlooMillis(options_.timeout));
+        gloo::alltoallv(options);
+        return absl::OkStatus();
+      }
+      case CollectiveKind::kBroadcast: {
+        Tensor inout = call.input;
+        if (inout.num_bytes() == 0) return absl::OkStatus();
+        gloo::BroadcastOptions options(context_);
+        options.setOutput<uint8_t>(static_cast<uint8_t*>(inout.raw_data()), inout.num_bytes());
+        options.setRoot(d.root);
+        options.setTag(tag);
+        options.setTimeout(GlooMillis(options_.timeout));
+        gloo::broadcast(options);
+        return absl::OkStatus();
+      }
+      default:
+        return absl::OkStatus();
+    }
+  }
+
+  // Reduce-scatter as a ring: block b (rank b's rows) is summed along the ring starting
+  // after rank b, each rank adding its own rows of the block to the partial sum it
+  // receives and passing it on; after W-1 steps rank b receives the sum of every other
+  // rank's block b and adds its own into `output`. Only blocks travel; two scratch
+  // buffers of one block alternate between the partial being sent and the one received.
+  void RingReduceScatter(const CollectiveCall& call, uint32_t tag, absl::Time deadline) {
+    const CollectiveDescriptor& d = call.descriptor;
+    const int64_t rows = d.input.shape.dim(0);
+    const int64_t elements = d.input.shape.num_elements();
+    Tensor output = call.output;
+    if (elements == 0) return;
+    const int64_t row_elems = elements / rows;
+    const size_t esize = DTypeSize(d.input.dtype);
+    const char* input = static_cast<const char*>(call.input.raw_data());
+    auto begin = [&](int b) { return SplitBegin(rows, world_size_, b) * row_elems; };
+    auto count = [&](int b) { return SplitRows(rows, world_size_, b) * row_elems; };
+    if (world_size_ == 1) {
+      std::memcpy(output.raw_data(), input, output.num_bytes());
+    } else {
+      int64_t largest = 0;
+      for (int b = 0; b < world_size_; ++b) largest = std::max(largest, count(b));
+      std::vector<char> scratch(2 * largest * esize);
+      std::unique_ptr<UnboundBuffer> partial[2] = {
+          context_->createUnboundBuffer(scratch.data(), largest * esize),
+          context_->createUnboundBuffer(scratch.data() + largest * esize, largest * esize)};
+      std::unique_ptr<UnboundBuffer> own =
+          context_->createUnboundBuffer(const_cast<char*>(input), static_cast<size_t>(elements) * esize);
+      const uint64_t slot = gloo::Slot::build(kGlooReduceScatterSlot, tag);
+      const int next = (rank_ + 1) % world_size_;
+      const int prev = (rank_ + world_size_ - 1) % world_size_;
+      for (int step = 0; step < world_size_ - 1; ++step) {
+        const int send_block = (rank_ - step - 1 + 2 * world_size_) % world_size_;
+        const int recv_block = (rank_ - step - 2 + 2 * world_size_) % world_size_;
+        UnboundBuffer* into = partial[step % 2].get();
+        // The first step sends this rank's own rows; later ones the partial just made.
+        UnboundBuffer* from = step == 0 ? own.get() : partial[(step + 1) % 2].get();
+        const size_t from_offset = step == 0 ? begin(send_block) * esize : 0;
+        if (count(recv_block) > 0) into->recv(prev, slot, 0, count(recv_block) * esize);
+        if (count(send_block) > 0) from->send(next, slot, from_offset, count(send_block) * esize);
+        if (count(recv_block) > 0) {
+          into->waitRecv(GlooMillis(deadline - absl::Now()));
+          void* sum = step == world_size_ - 2 ? output.raw_data() : into->ptr;
+          ReduceElementwise(d.input.dtype, d.reduce_op, sum, into->ptr, input + begin(recv_block) * esize,
+                            count(recv_block));
+        }
+        if (count(send_block) > 0) from->waitSend(GlooMillis(deadline - absl::Now()));
+      }
+    }
+    if (d.reduce_op == ReduceOp::kMean) {
+      DivideForMean(d.input.dtype, output.raw_data(), output.num_elements(), world_size_);
+    }
+  }
+
+  const std::shared_ptr<gloo::Context> context_;
+  const int rank_;
+  const int world_size_;
+  const CollectivesOptions options_;
+  const std::shared_ptr<GlooHealth> health_;
+  GlooPointToPoint p2p_;
+
+  absl::Mutex mu_;
+  std::deque<CollectiveCall> queue_ ABSL_GUARDED_BY(mu_);
+  int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread worker_;  // last: starts once the members above exist
+};
+
+// A rendezvous key of Gloo's full mesh ("<name>/<rank>" or "<name>/rank_<rank>") names
+// the rank that did not publish it; -1 for other keys.
+int RankOfKey(absl::string_view message, absl::string_view name) {
+  const std::string prefix = absl::StrCat("'", name, "/");
+  size_t at = message.find(prefix);
+  if (at == absl::string_view::npos) return -1;
+  absl::string_view rest = message.substr(at + prefix.size());
+  if (absl::StartsWith(rest, "rank_")) rest.remove_prefix(5);
+  int rank = 0;
+  size_t digits = 0;
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') {
+    rank = rank * 10 + (rest[digits] - '0');
+    ++digits;
+  }
+  return digits > 0 && digits < rest.size() && rest[digits] == '\'' ? rank : -1;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GlooCollectives>> GlooCollectives::Create(int rank, int world_size, KeyValueStore& store,
+                                                                         absl::string_view name,
+                                                                         CollectivesOptions options) {
+  const std::string who = absl::StrCat("gloo communicator '", name, "' rank ", rank, " of ", world_size);
+  if (world_size < 1 || rank < 0 || rank >= world_size) {
+    return absl::InvalidArgumentError(absl::StrCat(who, ": the rank must be in [0, world size)"));
+  }
+  if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(who, ": the name must not be empty"));
+  try {
+    GlooStore adapter(store, options.timeout);
+    gloo::rendezvous::PrefixStore prefixed(std::string(name), adapter);
+    // Listening sockets bind to the loopback address only, and peers connect to what
+    // they find in the store: every connection stays on this machine.
+    gloo::transport::tcp::attr attr;
+    attr.hostname = "127.0.0.1";
+    attr.ai_family = AF_INET;
+    std::shared_ptr<gloo::transport::Device> device = gloo::transport::tcp::CreateDevice(attr);
+    auto context = std::make_shared<gloo::rendezvous::Context>(rank, world_size);
+    context->setTimeout(GlooMillis(options.timeout));
+    context->connectFullMesh(prefixed, device);
+    return std::unique_ptr<GlooCollectives>(new GlooCommunicator(std::move(context), options));
+  } catch (const GlooStoreError& e) {
+    if (e.status().code() == absl::StatusCode::kDeadlineExceeded) {
+      const int missing = RankOfKey(e.status().message(), name);
+      if (missing >= 0) {
+        return absl::DeadlineExceededError(absl::StrCat(who, ": rank ", missing, " did not arrive within ",
+                                                        absl::FormatDuration(options.timeout), " (",
+                                                        e.status().message(), ")"));
+      }
+    }
+    return absl::Status(e.status().code(), absl::StrCat(who, ": rendezvous: ", e.status().message()));
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(absl::StrCat(who, ": connecting to the other ranks failed: ", e.what()));
+  }
+}
+
+}  // namespace tsr

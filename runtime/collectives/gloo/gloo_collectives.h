@@ -1,0 +1,69 @@
+// The Gloo collectives backend: one process per rank, data over Gloo's TCP transport on
+// the loopback interface (every socket binds and connects to 127.0.0.1 only). The ranks
+// find each other through a KeyValueStore (runtime/launch/key_value_store.h: the
+// launcher's TCP store, or a FileKeyValueStore on a shared directory), where each
+// publishes its listening addresses.
+//
+//   FileKeyValueStore store(directory);  // or the launcher's TcpKeyValueStore
+//   TSR_ASSIGN_OR_RETURN(std::unique_ptr<GlooCollectives> comm,
+//                        GlooCollectives::Create(rank, world_size, store, "main", {}));
+//   TSR_RETURN_IF_ERROR(comm->AllReduceSync(grad, ReduceOp::kSum, "grad/w1"));
+//
+// How the contract in collectives.h is kept:
+//  - Each communicator runs its collectives in issue order on a thread of its own. A
+//    collective starts with a descriptor exchange: every rank sends a fixed-size
+//    description of what it issued (op, reduce op, name, dtype, shapes, root; see
+//    cross_process/collective_descriptor.h) to every other rank and waits for theirs
+//    until the timeout. So every rank learns which ranks did not arrive (DeadlineExceeded
+//    naming them), every rank checks the same descriptors (a mismatch is the same
+//    InvalidArgument everywhere and leaves the communicator usable), and uneven
+//    all-gathers and all-to-alls know every rank's row count. A barrier is the exchange
+//    alone.
+//  - Then the data moves on the tensors' own buffers, with Gloo's per-operation timeout:
+//    all-reduce is Gloo's pipelined ring (gloo::allreduce, Algorithm::RING) in place;
+//    reduce-scatter a ring of W-1 steps over unbound buffers that sends each rank's
+//    partial sums of one block to the next (its rows by SplitBegin's rule land in the
+//    output, nothing else is gathered); all-gather gloo::allgatherv, all-to-all
+//    gloo::alltoallv and broadcast gloo::broadcast with byte counts taken from the
+//    descriptors. Means are sums divided afterwards.
+//  - Send/Recv run on a thread per transfer over unbound buffers: the sender's header
+//    (its descriptor), the receiver's acknowledgement (its own descriptor, accepted or
+//    not), then, when the two agree, the data. Both sides report a mismatch with the same
+//    InvalidArgument; the data never moves then.
+//
+// Timeouts: when a wait times out, Gloo closes every connection of the communicator
+// (its TCP pairs cannot be resynchronized). So any timeout — of a collective or of a
+// Send/Recv — poisons the communicator: the rank that timed out fails with
+// DeadlineExceeded (for a collective, naming the ranks that did not arrive), its later
+// operations fail at once with FailedPrecondition, and the other ranks see their
+// connections closed: their pending and later operations fail at once with Unavailable
+// (a rank that arrives late at the collective that timed out fails this way too).
+#ifndef TESSERA_RUNTIME_COLLECTIVES_GLOO_GLOO_COLLECTIVES_H_
+#define TESSERA_RUNTIME_COLLECTIVES_GLOO_GLOO_COLLECTIVES_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "runtime/collectives/collectives.h"
+#include "runtime/launch/key_value_store.h"
+
+namespace tsr {
+
+class GlooCollectives : public Collectives {
+ public:
+  // Joins the communicator `name` as rank `rank` of `world_size`: publishes this rank's
+  // addresses in `store` under keys that start with `name` + "/", and connects to every
+  // other rank, waiting up to `options.timeout` for them (DeadlineExceeded naming a rank
+  // that did not come). Every rank of the communicator makes the same call; `name` must
+  // be new in `store` (one store serves many communicators). `store` is used only here.
+  static absl::StatusOr<std::unique_ptr<GlooCollectives>> Create(int rank, int world_size, KeyValueStore& store,
+                                                                 absl::string_view name, CollectivesOptions options);
+
+  // Whether a timeout or a lost connection has poisoned the communicator.
+  virtual bool poisoned() const = 0;
+};
+
+}  // namespace tsr
+
+#endif  // TESSERA_RUNTIME_COLLECTIVES_GLOO_GLOO_COLLECTIVES_H_
