@@ -1,5 +1,5 @@
 // BindBatch (see bind_batch.h).
-#include "compiler/pipeline/bind_batch.h"
+#include "graph/bind_batch.h"
 
 #include <string>
 #include <utility>

@@ -1,7 +1,7 @@
 // Binding the symbolic batch dimension N of a graph to a size: the first step of static
 // compilation, after which every tensor of the graph has a static shape.
-#ifndef TESSERA_COMPILER_PIPELINE_BIND_BATCH_H_
-#define TESSERA_COMPILER_PIPELINE_BIND_BATCH_H_
+#ifndef TESSERA_GRAPH_BIND_BATCH_H_
+#define TESSERA_GRAPH_BIND_BATCH_H_
 
 #include <cstdint>
 
@@ -18,4 +18,4 @@ absl::StatusOr<Graph> BindBatch(const Graph& graph, int64_t batch);
 
 }  // namespace tsr
 
-#endif  // TESSERA_COMPILER_PIPELINE_BIND_BATCH_H_
+#endif  // TESSERA_GRAPH_BIND_BATCH_H_

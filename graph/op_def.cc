@@ -125,6 +125,12 @@ OpDefBuilder& OpDefBuilder::Stateful() {
   return *this;
 }
 
+OpDefBuilder& OpDefBuilder::Collective() {
+  def_.stateful = true;
+  def_.collective = true;
+  return *this;
+}
+
 OpDefBuilder& OpDefBuilder::UpdatesVariable(int input) {
   def_.variable_updates.push_back(input);
   def_.stateful = true;

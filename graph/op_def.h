@@ -82,6 +82,10 @@ struct OpDef {
   GradientFn gradient;
   // Reads or writes state or randomness (Variable, Dropout): never folded or CSE'd.
   bool stateful = false;
+  // Communicates with other devices (AllReduce, ...): every device must issue these in
+  // the same order, so runtimes never reorder them (the executor chains them in
+  // topological order). Implies stateful.
+  bool collective = false;
   // Optimizer ops: once the node ran, its output i becomes the new value of the
   // Variable read by input variable_updates[i] (which must be a Variable node's
   // output; the verifier checks it). Readers earlier in the same run keep the old
@@ -119,6 +123,8 @@ class OpDefBuilder {
   OpDefBuilder& Infer(ShapeFn fn);
   OpDefBuilder& Flops(FlopsFn fn);
   OpDefBuilder& Stateful();
+  // Marks a collective op (OpDef::collective); makes the op stateful.
+  OpDefBuilder& Collective();
   // The next output (in declaration order) replaces the Variable read by `input`;
   // makes the op stateful.
   OpDefBuilder& UpdatesVariable(int input);

@@ -25,6 +25,8 @@
 
 namespace tsr {
 
+class CollectiveGroups;  // runtime/collectives/collective_groups.h
+
 // Runs fn(begin, end) over [0, n) split into chunks, possibly concurrently; returns
 // when every chunk is done. `cost_per_item` (rough cycles) lets it avoid splitting
 // small work. The runtime's thread pool provides one; a null ParallelFor runs inline.
@@ -68,6 +70,11 @@ class KernelContext : public AttrReader {
     step_ = step;
   }
 
+  // The communicators of the device running the kernel, for the collective ops
+  // (AllReduce, ...) of partitioned graphs; null when the runtime runs a single device.
+  CollectiveGroups* collective_groups() const { return collective_groups_; }
+  void set_collective_groups(CollectiveGroups* groups) { collective_groups_ = groups; }
+
   // InvalidArgument "node 'name' (Op): message".
   absl::Status Error(absl::string_view message) const;
 
@@ -79,6 +86,7 @@ class KernelContext : public AttrReader {
   ParallelForFn parallel_for_;
   uint64_t seed_ = 0;
   uint64_t step_ = 0;
+  CollectiveGroups* collective_groups_ = nullptr;
 };
 
 using KernelFn = std::function<absl::Status(KernelContext&)>;

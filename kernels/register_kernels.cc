@@ -25,6 +25,7 @@ absl::Status RegisterBuiltinKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterReferenceGradientKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceFusedKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCollectiveKernels(registry));
   return absl::OkStatus();
 }
 

@@ -34,6 +34,9 @@ absl::Status RegisterReferenceFusedKernels(KernelRegistry& registry);      // Fu
 
 // kernels/cpu/ — optimized f32 kernels.
 absl::Status RegisterCpuKernels(KernelRegistry& registry);
+// AllReduce, AllGather, ReduceScatter on both devices: they call the communicators of
+// KernelContext::collective_groups() (collective_kernels.cc).
+absl::Status RegisterCollectiveKernels(KernelRegistry& registry);
 
 }  // namespace tsr
 

@@ -196,6 +196,7 @@ absl::Status Executor::RunNode(RunState& state, int id) {
   KernelContext ctx(*node.op_def(), node.name(), node.attrs(), std::move(inputs), std::move(outputs));
   ctx.set_parallel_for(device_.thread_pool().AsParallelForFn());
   ctx.set_rng_key(options_.seed, state.step);
+  ctx.set_collective_groups(options_.collective_groups);
   TSR_RETURN_IF_ERROR(NameNode(node, (**kernel)(ctx)));
   // Optimizer ops: the outputs become the Variables' values. They now belong to the
   // store, so nothing later in this run may overwrite them in place.
@@ -294,6 +295,10 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(const RunRequest& request) {
   for (int id = 0; id < num_nodes; ++id) state.pending[id].store(0);
 
   std::vector<int> ready;
+  // Collective ops run one after another in topological order: every device of a
+  // partitioned program must issue its collectives in the same order, which concurrent
+  // scheduling would not keep. Each waits for the previous one as if it were an input.
+  int previous_collective = -1;
   for (const Node* node : order_) {
     const int id = node->id();
     if (!state.needed[id]) continue;
@@ -313,6 +318,13 @@ absl::StatusOr<std::vector<Tensor>> Executor::Run(const RunRequest& request) {
       if (!ref.valid()) continue;
       state.uses[state.offset[ref.node] + ref.index].fetch_add(1);
       if (std::find(producers.begin(), producers.end(), ref.node) == producers.end()) producers.push_back(ref.node);
+    }
+    if (node->op_def() != nullptr && node->op_def()->collective) {
+      if (previous_collective >= 0 &&
+          std::find(producers.begin(), producers.end(), previous_collective) == producers.end()) {
+        producers.push_back(previous_collective);
+      }
+      previous_collective = id;
     }
     for (int p : producers) state.consumers[p].push_back(id);
     state.pending[id].store(static_cast<int>(producers.size()));

@@ -7,7 +7,8 @@
 // in place when their input buffer dies there and the run allocated it. Placeholders
 // read the feeds, Variables the variable store, Constants alias their attribute.
 // Optimizer ops (OpDef::variable_updates) replace their Variables' values in the
-// store when they finish; the next run reads the new values.
+// store when they finish; the next run reads the new values. Collective ops
+// (OpDef::collective) run one at a time in topological order, the same on every device.
 //
 // It does not check feeds against the graph's signature: Session does that.
 #ifndef TESSERA_RUNTIME_EXECUTOR_H_
@@ -32,9 +33,14 @@
 
 namespace tsr {
 
+class CollectiveGroups;
+
 struct ExecutorOptions {
   uint64_t seed = 0;    // random ops' key (with the run's step)
   bool inplace = true;  // let elementwise unary ops overwrite a dying input
+  // The device's communicators, for the collective ops of partitioned graphs; must
+  // outlive the executor (null: none).
+  CollectiveGroups* collective_groups = nullptr;
 };
 
 class Executor {

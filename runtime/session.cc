@@ -41,8 +41,9 @@ absl::StatusOr<std::unique_ptr<Session>> Session::Create(Graph graph, SessionOpt
   TSR_ASSIGN_OR_RETURN(session->device_, CpuDevice::Create(device_options));
   TSR_ASSIGN_OR_RETURN(VariableStore store, VariableStore::Initialize(*session->graph_, session->options_.seed));
   session->variables_ = std::make_unique<VariableStore>(std::move(store));
-  session->executor_ = std::make_unique<Executor>(*session->graph_, *session->device_, *session->variables_,
-                                                  ExecutorOptions{.seed = session->options_.seed});
+  session->executor_ = std::make_unique<Executor>(
+      *session->graph_, *session->device_, *session->variables_,
+      ExecutorOptions{.seed = session->options_.seed, .collective_groups = session->options_.collective_groups.get()});
   return session;
 }
 

@@ -29,6 +29,8 @@
 
 namespace tsr {
 
+class CollectiveGroups;  // runtime/collectives/collective_groups.h
+
 // Feeds checked against a graph's placeholders (see CheckFeeds).
 struct CheckedFeeds {
   absl::flat_hash_map<int, Tensor> by_node;  // Placeholder node id -> value
@@ -49,6 +51,9 @@ struct SessionOptions {
   // Debugging: fill every buffer with NaN / all-ones bits before a kernel writes it,
   // so a kernel reading memory it never wrote shows up as NaNs in the results.
   bool poison_memory = false;
+  // The communicators of the device this session stands for, when its graph is one
+  // device's program of a partitioned graph (it has collective ops); null otherwise.
+  std::shared_ptr<CollectiveGroups> collective_groups;
 };
 
 // Per-call settings of Session::Run beyond feeds and fetches.

@@ -66,6 +66,29 @@ def Tsr_AddOp : Tsr_Op<"Add", [Tsr_RegistryVerified, Pure]> {
   let hasFolder = 1;
 }
 
+def Tsr_AllGatherOp : Tsr_Op<"AllGather", [Tsr_RegistryVerified]> {
+  let summary = "The X of every device of the mesh axes \'mesh_axes\' concatenated along \'axis\' in rank order; \'size\' is the result\'s extent there (inserted by the partitioner).";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64, F16, BF16, I8, UI8, I32, I64, I1]>:$X,
+    DefaultValuedAttr<I64Attr, "0">:$axis,
+    I64Attr:$size,
+    StrArrayAttr:$mesh_axes);
+  let results = (outs
+    RankedTensorOf<[F32, F64, F16, BF16, I8, UI8, I32, I64, I1]>:$Y);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tsr_AllReduceOp : Tsr_Op<"AllReduce", [Tsr_RegistryVerified]> {
+  let summary = "X reduced element-wise over the devices of the mesh axes \'mesh_axes\' (inserted by the partitioner).";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64, I32, I64]>:$X,
+    DefaultValuedAttr<StrAttr, "\"sum\"">:$reduction,
+    StrArrayAttr:$mesh_axes);
+  let results = (outs
+    RankedTensorOf<[F32, F64, I32, I64]>:$Y);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Tsr_AndOp : Tsr_Op<"And", [Tsr_RegistryVerified, Pure]> {
   let summary = "A and B, broadcast.";
   let arguments = (ins
@@ -1155,6 +1178,19 @@ def Tsr_ReduceProdOp : Tsr_Op<"ReduceProd", [Tsr_RegistryVerified, Pure]> {
     DefaultValuedAttr<I64Attr, "0">:$noop_with_empty_axes);
   let results = (outs
     RankedTensorOf<[F32, F64, F16, BF16, I32, I64]>:$reduced);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tsr_ReduceScatterOp : Tsr_Op<"ReduceScatter", [Tsr_RegistryVerified]> {
+  let summary = "This device\'s slice along \'axis\' (of extent \'size\') of X reduced over the devices of the mesh axes \'mesh_axes\' (inserted by the partitioner).";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64, I32, I64]>:$X,
+    DefaultValuedAttr<StrAttr, "\"sum\"">:$reduction,
+    DefaultValuedAttr<I64Attr, "0">:$axis,
+    I64Attr:$size,
+    StrArrayAttr:$mesh_axes);
+  let results = (outs
+    RankedTensorOf<[F32, F64, I32, I64]>:$Y);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 

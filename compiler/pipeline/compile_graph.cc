@@ -14,7 +14,7 @@
 #include "compiler/conversion/graph_tsr.h"
 #include "compiler/conversion/mlir_diagnostics.h"
 #include "compiler/lowering/fusion_outlining.h"
-#include "compiler/pipeline/bind_batch.h"
+#include "graph/bind_batch.h"
 #include "compiler/pipeline/executable_builder.h"
 #include "compiler/pipeline/executable_plan.h"
 #include "compiler/pipeline/freeze_variables.h"

@@ -1,7 +1,7 @@
 // The compile driver: Graph -> Executable (compiler/executable/executable.h), the whole
 // static-compilation pipeline behind `tessera compile`:
 //
-//   1. the batch is bound (bind_batch.h) and the graph imported as `func.func @main` of tsr
+//   1. the batch is bound (graph/bind_batch.h) and the graph imported as `func.func @main` of tsr
 //      ops on static shapes (compiler/conversion/graph_tsr.h);
 //   2. simplification: canonicalize, cse, tsr-constant-fold, tsr-algebraic-simplify,
 //      tsr-fold-batchnorm (inference graphs), canonicalize, cse;

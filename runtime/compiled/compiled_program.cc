@@ -327,6 +327,7 @@ absl::Status CompiledProgram::PrepareKernelStep(const Executable& e, int s, Step
   }
   step.context =
       std::make_unique<KernelContext>(**def, step.node, es.attrs, std::move(kernel_inputs), std::move(kernel_outputs));
+  step.context->set_collective_groups(options_.collective_groups.get());
   if (pool_ != nullptr) {
     step.context->set_parallel_for(pool_->AsParallelForFn());
   } else {

@@ -31,6 +31,7 @@
 
 namespace tsr {
 
+class CollectiveGroups;  // runtime/collectives/collective_groups.h
 class NativeModule;
 class ThreadPool;
 
@@ -39,6 +40,9 @@ struct CompiledProgramOptions {
   // (Executable::threads), where 0 is one per core.
   int threads = 0;
   uint64_t seed = 0;  // key of the random streams of stateful kernels (Dropout), with the run count
+  // The device's communicators when the executable is one device's program of a
+  // partitioned graph (it has collective steps: AllReduce, ...); null otherwise.
+  std::shared_ptr<CollectiveGroups> collective_groups;
 };
 
 // One input or output of the program's signature.

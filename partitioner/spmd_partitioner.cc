@@ -1,0 +1,331 @@
+// PartitionGraph (see spmd_partitioner.h).
+#include "partitioner/spmd_partitioner.h"
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/bind_batch.h"
+#include "graph/status_macros.h"
+#include "kernels/run_op.h"
+#include "partitioner/shape_folding.h"
+
+namespace tsr {
+
+namespace {
+
+// Emits one device's program.
+class DeviceProgramEmitter {
+ public:
+  DeviceProgramEmitter(const Graph& global, const ShardingPlan& plan, const DeviceMesh& mesh, int device,
+                       std::vector<CollectiveReason>* reasons)
+      : global_(global), plan_(plan), mesh_(mesh), device_(device), local_(global.registry()), reasons_(reasons) {}
+
+  absl::StatusOr<Graph> Emit(const std::vector<bool>& needed, const std::vector<const Node*>& order) {
+    for (const Node* node : order) {
+      if (!needed[node->id()]) continue;
+      TSR_RETURN_IF_ERROR(EmitNode(*node));
+    }
+    for (const SignatureEntry& e : global_.inputs()) {
+      auto it = mapped_.find(e.ref);
+      if (it == mapped_.end()) continue;  // an input nothing needs
+      TSR_RETURN_IF_ERROR(local_.AddInput(e.name, it->second));
+    }
+    for (const SignatureEntry& e : global_.outputs()) {
+      const Sharding& produced = plan_.ResultOf(e.ref);
+      TSR_ASSIGN_OR_RETURN(TensorRef ref,
+                           Reshard(e.ref, produced, Sharding::Replicated(static_cast<int>(produced.dims.size())),
+                                   absl::StrCat("output '", e.name, "'")));
+      TSR_RETURN_IF_ERROR(local_.AddOutput(e.name, ref));
+    }
+    return std::move(local_);
+  }
+
+ private:
+  std::vector<std::string> AxisNames(const std::vector<int>& axes) const {
+    std::vector<int> sorted = axes;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<std::string> names;
+    for (int a : sorted) names.push_back(mesh_.axis_name(a));
+    return names;
+  }
+
+  absl::StatusOr<TensorRef> AddNode(const std::string& name, const std::string& op, std::vector<TensorRef> inputs,
+                                    AttrMap attrs) {
+    TSR_ASSIGN_OR_RETURN(Node * node,
+                         local_.AddNodeAndInfer(local_.UniqueName(name), op, std::move(inputs), std::move(attrs)));
+    return node->output(0);
+  }
+
+  absl::StatusOr<TensorRef> AddConstant(const std::string& name, Tensor value) {
+    AttrMap attrs;
+    attrs["value"] = AttrValue::FromTensor(std::move(value));
+    return AddNode(name, "Constant", {}, std::move(attrs));
+  }
+
+  void Note(const std::string& collective, TensorRef tensor, const Sharding& from, const Sharding& to,
+            const std::string& consumer) {
+    if (reasons_ == nullptr) return;
+    reasons_->push_back(
+        CollectiveReason{collective, global_.TensorName(tensor), from.ToString(mesh_), to.ToString(mesh_), consumer});
+  }
+
+  // The local tensor holding `ref` (as produced) resharded to `to`.
+  absl::StatusOr<TensorRef> Reshard(TensorRef ref, const Sharding& from, const Sharding& to,
+                                    const std::string& consumer) {
+    const std::string key = absl::StrCat(ref.node, ":", ref.index, "->", to.ToString(mesh_));
+    if (auto it = resharded_.find(key); it != resharded_.end()) return it->second;
+    auto base = mapped_.find(ref);
+    if (base == mapped_.end()) {
+      return absl::InternalError(absl::StrCat("tensor '", global_.TensorName(ref), "' was not emitted"));
+    }
+    TensorRef current = base->second;
+    Sharding state = from;
+    const Shape& global_shape = global_.TypeOf(ref)->shape;
+    const std::string stem = global_.TensorName(ref);
+    // Partial sums no longer wanted: all-reduce them.
+    std::vector<int> reduce;
+    for (int a : state.partial) {
+      if (std::find(to.partial.begin(), to.partial.end(), a) == to.partial.end()) reduce.push_back(a);
+    }
+    for (int a : to.partial) {
+      if (std::find(state.partial.begin(), state.partial.end(), a) == state.partial.end()) {
+        return absl::InternalError(absl::StrCat("tensor '", stem, "' would have to become a partial sum over '",
+                                                mesh_.axis_name(a), "' for ", consumer));
+      }
+    }
+    if (!reduce.empty()) {
+      AttrMap attrs;
+      attrs["reduction"] = AttrValue::String("sum");
+      attrs["mesh_axes"] = AttrValue::Strings(AxisNames(reduce));
+      TSR_ASSIGN_OR_RETURN(current, AddNode(absl::StrCat(stem, "/all_reduce"), "AllReduce", {current}, attrs));
+      Sharding next = state;
+      next.partial = to.partial;
+      Note(absl::StrCat("AllReduce ", local_.node(current.node)->name()), ref, state, next, consumer);
+      state = next;
+    }
+    // Split dimensions that must be whole (or split otherwise): gather them.
+    for (size_t d = 0; d < state.dims.size(); ++d) {
+      if (state.dims[d].empty() || state.dims[d] == to.dims[d]) continue;
+      AttrMap attrs;
+      attrs["axis"] = AttrValue::Int(static_cast<int64_t>(d));
+      attrs["size"] = AttrValue::Int(global_shape.dim(static_cast<int>(d)));
+      attrs["mesh_axes"] = AttrValue::Strings(AxisNames(state.dims[d]));
+      TSR_ASSIGN_OR_RETURN(current, AddNode(absl::StrCat(stem, "/all_gather"), "AllGather", {current}, attrs));
+      Sharding next = state;
+      next.dims[d].clear();
+      Note(absl::StrCat("AllGather ", local_.node(current.node)->name()), ref, state, next, consumer);
+      state = next;
+    }
+    // Whole dimensions that must be split: take this device's share (no communication).
+    for (size_t d = 0; d < state.dims.size(); ++d) {
+      if (to.dims[d].empty() || state.dims[d] == to.dims[d]) continue;
+      auto [begin, end] = LocalRange(global_shape.dim(static_cast<int>(d)), to.dims[d], mesh_, device_);
+      TSR_ASSIGN_OR_RETURN(TensorRef starts, AddConstant(absl::StrCat(stem, "/share_begin"),
+                                                         Tensor::FromVector<int64_t>(Shape{1}, {begin})));
+      TSR_ASSIGN_OR_RETURN(TensorRef ends,
+                           AddConstant(absl::StrCat(stem, "/share_end"), Tensor::FromVector<int64_t>(Shape{1}, {end})));
+      TSR_ASSIGN_OR_RETURN(TensorRef axes, AddConstant(absl::StrCat(stem, "/share_axis"),
+                                                       Tensor::FromVector<int64_t>(Shape{1}, {int64_t(d)})));
+      TSR_ASSIGN_OR_RETURN(current, AddNode(absl::StrCat(stem, "/share"), "Slice", {current, starts, ends, axes}, {}));
+      state.dims[d] = to.dims[d];
+    }
+    resharded_[key] = current;
+    return current;
+  }
+
+  absl::Status EmitNode(const Node& node) {
+    const NodeSharding& ns = plan_.nodes[node.id()];
+    AttrMap attrs = node.attrs();
+    std::vector<TensorRef> inputs;
+    if (node.op() == "Placeholder" || node.op() == "Variable") {
+      const Shape local = LocalShape(node.output_type(0).shape, ns.results[0], mesh_, device_);
+      if (node.op() == "Variable" && ns.results[0].IsSplit()) {
+        return absl::UnimplementedError(absl::StrCat("Variable '", node.name(), "' is split (",
+                                                     ns.results[0].ToString(mesh_),
+                                                     "); split Variables need sharded initialization (not yet)"));
+      }
+      attrs["shape"] = AttrValue::FromShape(local);
+    } else {
+      for (int i = 0; i < node.num_inputs(); ++i) {
+        if (!node.input(i).valid()) {
+          inputs.push_back(TensorRef::None());
+          continue;
+        }
+        TSR_ASSIGN_OR_RETURN(TensorRef in, Reshard(node.input(i), plan_.ResultOf(node.input(i)), ns.operands[i],
+                                                   absl::StrCat("node '", node.name(), "' input ", i)));
+        inputs.push_back(in);
+      }
+      TSR_RETURN_IF_ERROR(LocalizeShapeOperand(node, ns, inputs));
+    }
+    absl::StatusOr<Node*> added = local_.AddNodeAndInfer(node.name(), node.op(), inputs, std::move(attrs));
+    if (!added.ok()) {
+      return absl::Status(added.status().code(),
+                          absl::StrCat("device ", device_, "'s program: ", added.status().message()));
+    }
+    for (int j = 0; j < node.num_outputs(); ++j) {
+      const Shape expected = LocalShape(node.output_type(j).shape, ns.results[j], mesh_, device_);
+      if ((*added)->output_type(j).shape != expected) {
+        return absl::InternalError(absl::StrCat("node '", node.name(), "' (", node.op(), ") on device ", device_,
+                                                " infers output ", j, " as ", (*added)->output_type(j).shape.ToString(),
+                                                " but its share of ", node.output_type(j).shape.ToString(), " split ",
+                                                ns.results[j].ToString(mesh_), " is ", expected.ToString()));
+      }
+      mapped_[node.output(j)] = (*added)->output(j);
+    }
+    return RescaleMeans(node, ns);
+  }
+
+  // Reshape's and Expand's target shapes were folded to global constants: a device whose
+  // result is a share needs its own.
+  absl::Status LocalizeShapeOperand(const Node& node, const NodeSharding& ns, std::vector<TensorRef>& inputs) {
+    int slot = -1;
+    if (node.op() == "Reshape" || node.op() == "Expand") slot = 1;
+    if (slot < 0 || slot >= static_cast<int>(inputs.size()) || !ns.results[0].IsSplit()) return absl::OkStatus();
+    if (global_.ConstantValue(node.input(slot)) == nullptr) {
+      return absl::UnimplementedError(absl::StrCat("node '", node.name(), "' (", node.op(),
+                                                   "): its target shape is computed at run time, so its split result ",
+                                                   ns.results[0].ToString(mesh_), " cannot be localized"));
+    }
+    const Shape local = LocalShape(node.output_type(0).shape, ns.results[0], mesh_, device_);
+    std::vector<int64_t> dims(local.dims().begin(), local.dims().end());
+    TSR_ASSIGN_OR_RETURN(inputs[slot], AddConstant(absl::StrCat(node.name(), "/local_shape"),
+                                                   Tensor::FromVector<int64_t>(Shape{local.rank()}, dims)));
+    return absl::OkStatus();
+  }
+
+  // A mean over a split factor computed on a share is the share's mean; scaled by the
+  // share's fraction it becomes this device's summand of the global mean.
+  absl::Status RescaleMeans(const Node& node, const NodeSharding& ns) {
+    if (ns.split_mean_factors.empty()) return absl::OkStatus();
+    double fraction = 1.0;
+    for (int f : ns.split_mean_factors) {
+      const int64_t size = ns.rule.factor_sizes[f];
+      auto [begin, end] = LocalRange(size, ns.factor_axes[f], mesh_, device_);
+      fraction *= size == 0 ? 0.0 : static_cast<double>(end - begin) / static_cast<double>(size);
+    }
+    for (int j = 0; j < node.num_outputs(); ++j) {
+      bool averaged = true;
+      for (int f : ns.split_mean_factors) {
+        if (std::find(ns.rule.results[j].begin(), ns.rule.results[j].end(), f) != ns.rule.results[j].end()) {
+          averaged = false;
+        }
+      }
+      const TensorType& type = node.output_type(j);
+      if (!averaged) continue;
+      Tensor scale;
+      if (type.dtype == DType::kF32) {
+        scale = Tensor::Scalar<float>(static_cast<float>(fraction));
+      } else if (type.dtype == DType::kF64) {
+        scale = Tensor::Scalar<double>(fraction);
+      } else {
+        return absl::UnimplementedError(absl::StrCat("node '", node.name(), "' (", node.op(), ") averages ",
+                                                     DTypeName(type.dtype),
+                                                     " over a split dimension; only f32 and f64 means are rescaled"));
+      }
+      TSR_ASSIGN_OR_RETURN(TensorRef s, AddConstant(absl::StrCat(node.name(), "/share_fraction"), std::move(scale)));
+      TSR_ASSIGN_OR_RETURN(TensorRef scaled, AddNode(absl::StrCat(node.name(), "/share_of_mean"), "Mul",
+                                                     {mapped_[node.output(j)], s}, {}));
+      mapped_[node.output(j)] = scaled;
+    }
+    return absl::OkStatus();
+  }
+
+  const Graph& global_;
+  const ShardingPlan& plan_;
+  const DeviceMesh& mesh_;
+  const int device_;
+  Graph local_;
+  std::vector<CollectiveReason>* reasons_;
+  absl::flat_hash_map<TensorRef, TensorRef> mapped_;  // global tensor -> local, as produced
+  absl::flat_hash_map<std::string, TensorRef> resharded_;
+};
+
+}  // namespace
+
+absl::StatusOr<PartitionedProgram> PartitionGraph(const Graph& graph, const DeviceMesh& mesh,
+                                                  const ShardingAnnotations& annotations,
+                                                  const PartitionOptions& options) {
+  TSR_ASSIGN_OR_RETURN(Graph bound, BindBatch(graph, options.batch));
+  TSR_RETURN_IF_ERROR(FoldShapeComputations(bound).status());
+  TSR_ASSIGN_OR_RETURN(ShardingPlan plan, PropagateShardings(bound, mesh, annotations));
+  TSR_ASSIGN_OR_RETURN(std::vector<const Node*> order, bound.TopologicalOrder());
+
+  // What the signature outputs and the targets need.
+  std::vector<bool> needed(bound.num_nodes(), false);
+  std::vector<int> stack;
+  auto need = [&](int id) {
+    if (id >= 0 && !needed[id]) {
+      needed[id] = true;
+      stack.push_back(id);
+    }
+  };
+  for (const SignatureEntry& e : bound.outputs()) need(e.ref.node);
+  for (const std::string& target : options.targets) {
+    const Node* node = bound.FindNode(target);
+    if (node == nullptr) return absl::NotFoundError(absl::StrCat("target node '", target, "' is not in the graph"));
+    need(node->id());
+  }
+  for (const SignatureEntry& e : bound.inputs()) need(e.ref.node);
+  while (!stack.empty()) {
+    const Node* node = bound.node(stack.back());
+    stack.pop_back();
+    for (const TensorRef& in : node->inputs()) {
+      if (in.valid()) need(in.node);
+    }
+  }
+
+  PartitionedProgram program;
+  program.mesh = mesh;
+  program.global_batch = options.batch;
+  for (const SignatureEntry& e : bound.inputs()) program.input_shardings[e.name] = plan.ResultOf(e.ref);
+  for (int d = 0; d < mesh.num_devices(); ++d) {
+    DeviceProgramEmitter emitter(bound, plan, mesh, d, d == 0 ? &program.collectives : nullptr);
+    TSR_ASSIGN_OR_RETURN(Graph local, emitter.Emit(needed, order));
+    program.devices.push_back(std::move(local));
+  }
+  return program;
+}
+
+absl::StatusOr<Tensor> PartitionedProgram::ShareOf(absl::string_view input, const Tensor& value, int device) const {
+  auto it = input_shardings.find(std::string(input));
+  if (it == input_shardings.end()) {
+    return absl::NotFoundError(absl::StrCat("the partitioned program has no input '", input, "'"));
+  }
+  const Sharding& sharding = it->second;
+  if (static_cast<int>(sharding.dims.size()) != value.shape().rank()) {
+    return absl::InvalidArgumentError(absl::StrCat("input '", input, "' has shape ", value.shape().ToString(),
+                                                   " but the program was partitioned for rank ", sharding.dims.size()));
+  }
+  Tensor share = value;
+  for (int d = 0; d < value.shape().rank(); ++d) {
+    if (sharding.dims[d].empty()) continue;
+    auto [begin, end] = LocalRange(value.shape().dim(d), sharding.dims[d], mesh, device);
+    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> sliced,
+                         RunOp("Slice", {share, Tensor::FromVector<int64_t>(Shape{1}, {begin}),
+                                         Tensor::FromVector<int64_t>(Shape{1}, {end}),
+                                         Tensor::FromVector<int64_t>(Shape{1}, {int64_t{d}})}));
+    share = std::move(sliced[0]);
+  }
+  return share;
+}
+
+std::string PartitionedProgram::Explain() const {
+  std::string text =
+      absl::StrCat("mesh ", mesh.ToString(), ", ", devices.size(), " devices, global batch ", global_batch, "\n");
+  absl::StrAppend(&text, collectives.size(), " collectives per device:\n");
+  for (const CollectiveReason& r : collectives) {
+    absl::StrAppend(&text, "  ", r.collective, ": '", r.tensor, "' ", r.from, " -> ", r.to, " for ", r.consumer, "\n");
+  }
+  for (size_t d = 0; d < devices.size(); ++d) {
+    absl::StrAppend(&text, "\n== device ", d, " (coordinates ",
+                    absl::StrJoin(mesh.Coordinates(static_cast<int>(d)), ","), "): ", devices[d].num_nodes(),
+                    " nodes\n", devices[d].DebugString());
+  }
+  return text;
+}
+
+}  // namespace tsr

@@ -1,0 +1,75 @@
+// `PartitionGraph`: one graph + a device mesh + a strategy's sharding annotations ->
+// one program per device (SPMD: the same computation on each device's share of the
+// data), with the collectives that move data where shardings change.
+//
+//   1. the batch is bound (graph/bind_batch.h) and shape computations folded
+//      (shape_folding.h), so every shape and count is the global one;
+//   2. shardings are propagated (sharding_propagation.h);
+//   3. each device's program is emitted: every node the fetches and targets need, on
+//      that device's share (Placeholders of the local shape, Reshape/Expand targets
+//      localized, partial means rescaled by the device's share), with, where an operand's
+//      sharding differs from what its producer gives: AllReduce for partial sums,
+//      AllGather for a split dimension that must be whole, a local Slice for a whole
+//      dimension that must be split. Fetched outputs are made replicated, so every
+//      device returns the values one device would.
+//
+// Node names are kept (Variables, update targets and signature names mean the same in
+// every program); inserted nodes are named after the tensor they move
+// ("dense/MatMul_1/all_reduce"). Each program's collectives are issued in the same order
+// on every device (the runtimes keep the topological order of collective ops).
+#ifndef TESSERA_PARTITIONER_SPMD_PARTITIONER_H_
+#define TESSERA_PARTITIONER_SPMD_PARTITIONER_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "graph/graph.h"
+#include "partitioner/device_mesh.h"
+#include "partitioner/sharding_propagation.h"
+
+namespace tsr {
+
+struct PartitionOptions {
+  int64_t batch = 1;  // the global batch the symbolic batch dimension is bound to
+  // Nodes to keep besides those the signature outputs need (a training step's updates).
+  std::vector<std::string> targets;
+};
+
+// Why a collective was inserted: which tensor, which change of sharding, for whom.
+struct CollectiveReason {
+  std::string collective;  // the inserted node's op and name: "AllReduce dense/MatMul_1/all_reduce"
+  std::string tensor;      // the global tensor moved
+  std::string from;        // its sharding as produced
+  std::string to;          // as required
+  std::string consumer;    // "node 'sgd/dense/kernel' input 1" or "output 'loss'"
+};
+
+struct PartitionedProgram {
+  DeviceMesh mesh;
+  std::vector<Graph> devices;  // device d's program (mesh coordinates: mesh.Coordinates(d))
+  // Collectives of device 0's program, in program order (every device has the same).
+  std::vector<CollectiveReason> collectives;
+  int64_t global_batch = 1;
+  // The sharding of each signature input (what ShareOf cuts).
+  std::map<std::string, Sharding> input_shardings;
+
+  // Device `device`'s share of the global value of signature input `input` (a copy);
+  // the whole value for a replicated input. Errors name the input.
+  absl::StatusOr<Tensor> ShareOf(absl::string_view input, const Tensor& value, int device) const;
+
+  // The per-device report of `tessera compile --strategy ... --explain`: the mesh, the
+  // shardings of the signature, each collective and why, and each device's program.
+  std::string Explain() const;
+};
+
+absl::StatusOr<PartitionedProgram> PartitionGraph(const Graph& graph, const DeviceMesh& mesh,
+                                                  const ShardingAnnotations& annotations,
+                                                  const PartitionOptions& options);
+
+}  // namespace tsr
+
+#endif  // TESSERA_PARTITIONER_SPMD_PARTITIONER_H_
