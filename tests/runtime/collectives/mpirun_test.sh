@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Runs a test binary as the ranks of an MPI job on this machine: mpirun_test.sh NP BINARY.
+# The ranks talk through shared memory (no TCP transport) and mpirun advertises only the
+# loopback interface. Bazel's sh_test for //tests:runtime_collectives_mpi_collectives_test_np*.
+#
+# Each job gets session and shared-memory folders of its own: Open MPI names its files
+# after mpirun's process id, which repeats across the PID namespaces of Bazel's sandboxes,
+# and two jobs sharing them corrupt each other's shared memory.
+set -uo pipefail
+np="$1"
+binary="$2"
+shift 2
+session="$(mktemp -d /tmp/tsr-mpi.XXXXXX)"
+trap 'rm -rf "$session"' EXIT
+mpirun --allow-run-as-root --oversubscribe --mca btl self,vader --mca oob_tcp_if_include lo \
+  --mca orte_tmpdir_base "$session" --mca btl_vader_backing_directory "$session" -np "$np" "$binary" "$@"
