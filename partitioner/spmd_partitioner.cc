@@ -282,6 +282,12 @@ absl::StatusOr<PartitionedProgram> PartitionGraph(const Graph& graph, const Devi
   program.mesh = mesh;
   program.global_batch = options.batch;
   for (const SignatureEntry& e : bound.inputs()) program.input_shardings[e.name] = plan.ResultOf(e.ref);
+  // Placeholders outside the signature are fed by node name (nn::TrainingFlag's "training").
+  for (const Node* node : order) {
+    if (node->op() == "Placeholder" && needed[node->id()] && !program.input_shardings.contains(node->name())) {
+      program.input_shardings[node->name()] = plan.ResultOf(node->output(0));
+    }
+  }
   for (int d = 0; d < mesh.num_devices(); ++d) {
     DeviceProgramEmitter emitter(bound, plan, mesh, d, d == 0 ? &program.collectives : nullptr);
     TSR_ASSIGN_OR_RETURN(Graph local, emitter.Emit(needed, order));

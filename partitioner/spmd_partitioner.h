@@ -54,7 +54,8 @@ struct PartitionedProgram {
   // Collectives of device 0's program, in program order (every device has the same).
   std::vector<CollectiveReason> collectives;
   int64_t global_batch = 1;
-  // The sharding of each signature input (what ShareOf cuts).
+  // The sharding of each signature input, and of each Placeholder outside the signature
+  // by its node name (what ShareOf cuts).
   std::map<std::string, Sharding> input_shardings;
 
   // Device `device`'s share of the global value of signature input `input` (a copy);

@@ -32,6 +32,25 @@ absl::StatusOr<std::unique_ptr<MeshSession>> MeshSession::Create(std::vector<Gra
 
 MeshSession::~MeshSession() = default;
 
+absl::Status RunOnEveryDevice(int n, const std::function<absl::Status(int device)>& fn) {
+  std::vector<absl::Status> results(n);
+  std::vector<std::thread> threads;
+  threads.reserve(n > 0 ? n - 1 : 0);
+  for (int d = 1; d < n; ++d) threads.emplace_back([&, d] { results[d] = fn(d); });
+  if (n > 0) results[0] = fn(0);
+  for (std::thread& t : threads) t.join();
+  int failed = -1;
+  for (int d = 0; d < n; ++d) {
+    if (results[d].ok()) continue;
+    if (failed < 0 || (results[failed].code() == absl::StatusCode::kDeadlineExceeded &&
+                       results[d].code() != absl::StatusCode::kDeadlineExceeded)) {
+      failed = d;
+    }
+  }
+  if (failed < 0) return absl::OkStatus();
+  return absl::Status(results[failed].code(), absl::StrCat("device ", failed, ": ", results[failed].message()));
+}
+
 absl::StatusOr<std::vector<std::vector<Tensor>>> MeshSession::Run(
     const std::vector<std::vector<std::pair<std::string, Tensor>>>& feeds, const std::vector<std::string>& fetches,
     const RunOptions& options) {
@@ -39,28 +58,11 @@ absl::StatusOr<std::vector<std::vector<Tensor>>> MeshSession::Run(
   if (static_cast<int>(feeds.size()) != n) {
     return absl::InvalidArgumentError(absl::StrCat("feeds for ", feeds.size(), " devices given to a mesh of ", n));
   }
-  std::vector<absl::StatusOr<std::vector<Tensor>>> results(n, std::vector<Tensor>());
-  auto run = [&](int d) { results[d] = sessions_[d]->Run(feeds[d], fetches, options); };
-  std::vector<std::thread> threads;
-  threads.reserve(n - 1);
-  for (int d = 1; d < n; ++d) threads.emplace_back(run, d);
-  run(0);
-  for (std::thread& t : threads) t.join();
-  // The cause, rather than the devices that timed out waiting for the failed one.
-  int failed = -1;
-  for (int d = 0; d < n; ++d) {
-    if (results[d].ok()) continue;
-    if (failed < 0 || (results[failed].status().code() == absl::StatusCode::kDeadlineExceeded &&
-                       results[d].status().code() != absl::StatusCode::kDeadlineExceeded)) {
-      failed = d;
-    }
-  }
-  if (failed >= 0) {
-    return absl::Status(results[failed].status().code(),
-                        absl::StrCat("device ", failed, ": ", results[failed].status().message()));
-  }
-  std::vector<std::vector<Tensor>> out;
-  for (int d = 0; d < n; ++d) out.push_back(*std::move(results[d]));
+  std::vector<std::vector<Tensor>> out(n);
+  TSR_RETURN_IF_ERROR(RunOnEveryDevice(n, [&](int d) -> absl::Status {
+    TSR_ASSIGN_OR_RETURN(out[d], sessions_[d]->Run(feeds[d], fetches, options));
+    return absl::OkStatus();
+  }));
   return out;
 }
 

@@ -13,6 +13,7 @@
 #ifndef TESSERA_RUNTIME_MESH_SESSION_H_
 #define TESSERA_RUNTIME_MESH_SESSION_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,6 +33,11 @@ struct MeshSessionOptions {
   uint64_t seed = 0;
   CollectivesOptions collectives;  // the timeout a device waits for the others
 };
+
+// Runs fn(0), ..., fn(n - 1) at once, fn(0) on the calling thread; the status of the
+// device that failed first in cause: a device that failed otherwise is preferred to
+// those whose collectives timed out waiting for it. The message names the device.
+absl::Status RunOnEveryDevice(int n, const std::function<absl::Status(int device)>& fn);
 
 class MeshSession {
  public:

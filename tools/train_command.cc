@@ -17,6 +17,8 @@
 #include "graph/proto/graph_def_io.h"
 #include "runtime/data/idx_reader.h"
 #include "runtime/trainer/trainer.h"
+#include "strategies/data_parallel.h"
+#include "strategies/distributed_step.h"
 #include "tools/command.h"
 #ifdef TESSERA_HAS_COMPILER
 #include "compiler/pipeline/compiled_step.h"
@@ -33,7 +35,7 @@ constexpr absl::string_view kUsage =
     "                     [--lr X] [--schedule S] [--momentum X] [--weight-decay X] [--clip-norm X]\n"
     "                     [--dropout X] [--seed N] [--threads N] [--max-steps N] [--checkpoint-dir DIR]\n"
     "                     [--checkpoint-every N] [--keep N] [--no-resume] [--logdir DIR] [--save FILE]\n"
-    "                     [--interpret] [--dump-ir DIR]";
+    "                     [--interpret] [--dump-ir DIR] [--strategy mirrored --devices N]";
 constexpr absl::string_view kDescription =
     "Trains a classifier on an MNIST-format dataset: DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte\n"
     "(.gz or not; default DIR: Fashion-MNIST from Debian's dataset-fashion-mnist). The model is\n"
@@ -46,7 +48,11 @@ constexpr absl::string_view kDescription =
     "With --logdir, writes TensorBoard event files. With --save, writes the trained model\n"
     "(variables frozen to their values) as a GraphDef. The training step (forward, backward\n"
     "and optimizer as one program) and the evaluation are compiled to machine code, once per\n"
-    "batch size; --interpret runs them op by op with the interpreter instead (the oracle).";
+    "batch size; --interpret runs them op by op with the interpreter instead (the oracle).\n"
+    "--strategy mirrored --devices N trains data-parallel on N virtual CPU devices of this\n"
+    "process (each with --threads threads, default 1): every step is partitioned so that each\n"
+    "device runs the model on its share of the batch and the gradients are all-reduced before\n"
+    "the update, which gives the weights one device would reach on the same global batch.";
 
 absl::Status ParseDouble(absl::string_view flag, const std::string& text, double* out) {
   if (!absl::SimpleAtod(text, out) || !std::isfinite(*out)) {
@@ -117,6 +123,10 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   std::string dump_ir;
   flags.AddBool("interpret", '\0', &interpret, "run the steps op by op with the interpreter instead of compiling them");
   flags.AddString("dump-ir", '\0', "DIR", &dump_ir, "write the IR of every compiled step after every pass here");
+  std::string strategy_name = "one-device";
+  int64_t devices = 1;
+  flags.AddString("strategy", '\0', "NAME", &strategy_name, "one-device (default) or mirrored");
+  flags.AddInt("devices", '\0', "N", &devices, "devices of --strategy mirrored (default 1)");
   absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(args);
   if (!positionals.ok()) return UsageError(err, "train", positionals.status().message());
   if (flags.help_requested()) {
@@ -149,11 +159,26 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   options.out = &err;
   if (interpret && !dump_ir.empty())
     return UsageError(err, "train", "--dump-ir needs the compiled steps, not --interpret");
+  if (strategy_name != "one-device" && strategy_name != "mirrored") {
+    return UsageError(err, "train",
+                      absl::StrCat("--strategy is '", strategy_name, "' but one-device or mirrored is required"));
+  }
+  if (devices < 1 || devices > 256) return UsageError(err, "train", "--devices must be in [1, 256]");
+  if (strategy_name == "one-device" && devices != 1) {
+    return UsageError(err, "train", "--devices needs --strategy mirrored");
+  }
 #ifdef TESSERA_HAS_COMPILER
   if (!interpret) options.step_compiler = CompiledStepCompiler({.dump_ir_dir = dump_ir});
 #else
   if (!dump_ir.empty()) return UsageError(err, "train", "--dump-ir: this build has no compiler (MLIR not found)");
 #endif
+  if (strategy_name == "mirrored") {
+    // Each device's program is compiled (or interpreted) as a one-device step would be.
+    PartitionedStepOptions partitioned{.device_compiler = options.step_compiler,
+                                       .threads_per_device = threads > 0 ? static_cast<int>(threads) : 1};
+    options.step_compiler =
+        PartitionedStepCompiler(std::make_shared<MirroredStrategy>(static_cast<int>(devices)), std::move(partitioned));
+  }
   absl::StatusOr<OptimizerKind> kind = ParseOptimizerKind(optimizer);
   if (!kind.ok()) return UsageError(err, "train", kind.status().message());
   options.optimizer.kind = *kind;

@@ -72,8 +72,10 @@ absl::StatusOr<std::unique_ptr<StepProgram>> CompileStep(const CompiledStepOptio
   }
   CompileStats stats;
   TSR_ASSIGN_OR_RETURN(Executable executable, CompileGraph(*spec.graph, options, &stats));
-  TSR_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
-                       CompiledProgram::Load(std::move(executable), {.threads = spec.threads, .seed = spec.seed}));
+  TSR_ASSIGN_OR_RETURN(
+      std::unique_ptr<CompiledProgram> program,
+      CompiledProgram::Load(std::move(executable),
+                            {.threads = spec.threads, .seed = spec.seed, .collective_groups = spec.collective_groups}));
   std::vector<int> fetch_indices;
   for (const std::string& fetch : spec.fetches) {
     int found = -1;

@@ -28,6 +28,8 @@
 
 namespace tsr {
 
+class CollectiveGroups;  // runtime/collectives/collective_groups.h
+
 // What to compile.
 struct StepProgramSpec {
   const Graph* graph = nullptr;      // the training graph (model, loss, gradients, updates)
@@ -40,6 +42,9 @@ struct StepProgramSpec {
   uint64_t seed = 0;  // random streams: (seed, step) as the Session draws them
   // Current values of the Variables (the program starts with them).
   std::map<std::string, Tensor> variable_values;
+  // When `graph` is one device's program of a partitioned step: that device's
+  // communicators, for its collective ops (strategies/distributed_step.h).
+  std::shared_ptr<CollectiveGroups> collective_groups;
 };
 
 class StepProgram {

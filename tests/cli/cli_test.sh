@@ -417,6 +417,12 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     run "$tessera" run "$tmp/trained.pb" --input "image=$tmp/x.npy"
     expect_code 0
     expect_out "logits: f32[2,10]"
+    # Data parallel on 2 virtual devices: the same result as one device (40 steps).
+    run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --seed 3 -q
+    one_device=$out
+    run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --seed 3 -q --strategy mirrored --devices 2
+    expect_code 0
+    [[ ${out%%(*} == "${one_device%%(*}" ]] || fail "mirrored training ended elsewhere: '$out' vs one device '$one_device'"
     ;;
 
   train_errors)
@@ -445,6 +451,12 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     fi
     run "$tessera" train resnet
     expect_code 1
+    run "$tessera" train mlp --strategy ring
+    expect_code 2
+    expect_err "--strategy is 'ring' but one-device or mirrored is required"
+    run "$tessera" train mlp --devices 2
+    expect_code 2
+    expect_err "--devices needs --strategy mirrored"
     ;;
 
   *)

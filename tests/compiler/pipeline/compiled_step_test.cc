@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "runtime/trainer/trainer.h"
 #include "tests/runtime/trainer/batchnorm_classifier.h"
+#include "tests/runtime/trainer/clusters_dataset.h"
 
 namespace tsr {
 namespace {
@@ -35,25 +36,7 @@ using ::testing::HasSubstr;
 
 // Three classes, each lighting up a third of the features (then reshaped for a CNN).
 std::shared_ptr<const Dataset> Clusters(int64_t n, uint32_t seed, const std::vector<int64_t>& image_dims) {
-  std::printf("dataset seed %u, %lld examples\n", seed, static_cast<long long>(n));
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> noise(0.0f, 0.5f);
-  int64_t features = 1;
-  for (int64_t d : image_dims) features *= d;
-  std::vector<int64_t> dims = {n};
-  dims.insert(dims.end(), image_dims.begin(), image_dims.end());
-  Tensor image(DType::kF32, Shape(dims));
-  Tensor labels(DType::kI64, Shape({n}));
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t c = static_cast<int64_t>(rng() % 3);
-    labels.flat<int64_t>()[i] = c;
-    for (int64_t d = 0; d < features; ++d) {
-      image.flat<float>()[i * features + d] = (d % 3 == c ? 1.5f : 0.0f) + noise(rng);
-    }
-  }
-  absl::StatusOr<Dataset> d = Dataset::Create({{"image", image}, {"labels", labels}}, "clusters");
-  EXPECT_TRUE(d.ok()) << d.status();
-  return std::make_shared<const Dataset>(*std::move(d));
+  return ClustersDataset(n, seed, image_dims, 1.5f);
 }
 
 Graph MlpWithDropout() {

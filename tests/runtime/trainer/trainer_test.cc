@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "runtime/summary/summary_writer.h"
 #include "tests/runtime/trainer/batchnorm_classifier.h"
+#include "tests/runtime/trainer/clusters_dataset.h"
 
 namespace tsr {
 namespace {
@@ -25,20 +26,7 @@ namespace {
 using ::testing::HasSubstr;
 
 // Three Gaussian clusters in 8 dimensions.
-std::shared_ptr<const Dataset> Clusters(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> noise(0.0f, 0.5f);
-  Tensor image(DType::kF32, Shape({n, 8}));
-  Tensor labels(DType::kI64, Shape({n}));
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t c = static_cast<int64_t>(rng() % 3);
-    labels.flat<int64_t>()[i] = c;
-    for (int64_t d = 0; d < 8; ++d) image.flat<float>()[i * 8 + d] = (d % 3 == c ? 2.0f : 0.0f) + noise(rng);
-  }
-  absl::StatusOr<Dataset> d = Dataset::Create({{"image", image}, {"labels", labels}}, "clusters");
-  EXPECT_TRUE(d.ok()) << d.status();
-  return std::make_shared<const Dataset>(*std::move(d));
-}
+std::shared_ptr<const Dataset> Clusters(int64_t n, uint32_t seed) { return ClustersDataset(n, seed, {8}, 2.0f); }
 
 Graph Mlp(double dropout = 0) {
   absl::StatusOr<Graph> g = examples::BuildMlp(

@@ -1,0 +1,142 @@
+// PartitionedStepCompiler (see distributed_step.h).
+#include "strategies/distributed_step.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
+#include "partitioner/spmd_partitioner.h"
+#include "runtime/collectives/collective_groups.h"
+#include "runtime/mesh_session.h"
+#include "runtime/session.h"
+
+namespace tsr {
+
+namespace {
+
+// One device's program on the interpreter.
+class SessionStep : public StepProgram {
+ public:
+  SessionStep(std::unique_ptr<Session> session, std::vector<std::string> inputs, const StepProgramSpec& spec)
+      : session_(std::move(session)), inputs_(std::move(inputs)), fetches_(spec.fetches), targets_(spec.targets) {}
+
+  absl::StatusOr<std::vector<Tensor>> Run(const Batch& feeds, uint64_t step, RunMetadata* metadata) override {
+    Batch used;
+    for (const auto& [name, tensor] : feeds) {
+      if (std::find(inputs_.begin(), inputs_.end(), name) != inputs_.end()) used.emplace_back(name, tensor);
+    }
+    return session_->Run(used, fetches_, RunOptions{.targets = targets_, .step = step, .metadata = metadata});
+  }
+  std::vector<std::string> VariableNames() const override { return session_->VariableNames(); }
+  absl::StatusOr<Tensor> ReadVariable(absl::string_view name) override { return session_->GetVariable(name); }
+  absl::Status AssignVariable(absl::string_view name, const Tensor& value) override {
+    return session_->SetVariable(name, value);
+  }
+  std::string Summary() const override { return "interpreted"; }
+
+ private:
+  std::unique_ptr<Session> session_;
+  std::vector<std::string> inputs_;
+  std::vector<std::string> fetches_;
+  std::vector<std::string> targets_;
+};
+
+absl::StatusOr<std::unique_ptr<StepProgram>> InterpretDevice(const StepProgramSpec& spec) {
+  TSR_ASSIGN_OR_RETURN(
+      std::unique_ptr<Session> session,
+      Session::Create(
+          spec.graph->Clone(),
+          SessionOptions{.num_threads = spec.threads, .seed = spec.seed, .collective_groups = spec.collective_groups}));
+  for (const auto& [name, value] : spec.variable_values) {
+    if (session->GetVariable(name).ok()) TSR_RETURN_IF_ERROR(session->SetVariable(name, value));
+  }
+  // The signature's inputs and the Placeholders outside it, fed by node name.
+  std::vector<std::string> inputs;
+  for (const SignatureEntry& e : spec.graph->inputs()) inputs.push_back(e.name);
+  for (const Node* node : spec.graph->nodes()) {
+    if (node->op() == "Placeholder") inputs.push_back(node->name());
+  }
+  return std::make_unique<SessionStep>(std::move(session), std::move(inputs), spec);
+}
+
+class PartitionedStep : public StepProgram {
+ public:
+  PartitionedStep(PartitionedProgram program, std::vector<std::unique_ptr<StepProgram>> devices, std::string summary)
+      : program_(std::move(program)), devices_(std::move(devices)), summary_(std::move(summary)) {}
+
+  absl::StatusOr<std::vector<Tensor>> Run(const Batch& feeds, uint64_t step, RunMetadata* metadata) override {
+    const int n = static_cast<int>(devices_.size());
+    std::vector<Batch> shares(n);
+    for (const auto& [name, tensor] : feeds) {
+      if (!program_.input_shardings.contains(name)) continue;  // not an input of this step
+      for (int d = 0; d < n; ++d) {
+        TSR_ASSIGN_OR_RETURN(Tensor share, program_.ShareOf(name, tensor, d));
+        shares[d].emplace_back(name, std::move(share));
+      }
+    }
+    std::vector<std::vector<Tensor>> out(n);
+    TSR_RETURN_IF_ERROR(RunOnEveryDevice(n, [&](int d) -> absl::Status {
+      TSR_ASSIGN_OR_RETURN(out[d], devices_[d]->Run(shares[d], step, d == 0 ? metadata : nullptr));
+      return absl::OkStatus();
+    }));
+    return std::move(out[0]);
+  }
+  std::vector<std::string> VariableNames() const override { return devices_[0]->VariableNames(); }
+  // Replicated Variables: every device holds the same value.
+  absl::StatusOr<Tensor> ReadVariable(absl::string_view name) override { return devices_[0]->ReadVariable(name); }
+  absl::Status AssignVariable(absl::string_view name, const Tensor& value) override {
+    for (auto& device : devices_) TSR_RETURN_IF_ERROR(device->AssignVariable(name, value));
+    return absl::OkStatus();
+  }
+  std::string Summary() const override { return summary_; }
+
+ private:
+  PartitionedProgram program_;
+  std::vector<std::unique_ptr<StepProgram>> devices_;
+  std::string summary_;
+};
+
+absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strategy,
+                                                           const PartitionedStepOptions& options,
+                                                           const StepProgramSpec& spec) {
+  if (spec.graph == nullptr) return absl::InvalidArgumentError("no graph to partition");
+  TSR_ASSIGN_OR_RETURN(StrategyPlan plan, strategy.Plan(*spec.graph));
+  TSR_ASSIGN_OR_RETURN(PartitionedProgram program,
+                       PartitionGraph(*spec.graph, plan.mesh, plan.annotations,
+                                      PartitionOptions{.batch = spec.batch, .targets = spec.targets}));
+  std::vector<MeshAxisSize> axes;
+  for (const MeshAxis& axis : plan.mesh.axes()) axes.push_back(MeshAxisSize{axis.name, axis.size});
+  TSR_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<CollectiveGroupTable>> groups,
+                       MakeInProcessMeshGroups(axes, options.collectives));
+  std::vector<std::unique_ptr<StepProgram>> devices;
+  for (int d = 0; d < plan.mesh.num_devices(); ++d) {
+    StepProgramSpec device_spec = spec;
+    device_spec.graph = &program.devices[d];
+    device_spec.threads = options.threads_per_device;
+    device_spec.collective_groups = groups[d];
+    absl::StatusOr<std::unique_ptr<StepProgram>> device =
+        options.device_compiler ? options.device_compiler(device_spec) : InterpretDevice(device_spec);
+    if (!device.ok()) {
+      return absl::Status(device.status().code(), absl::StrCat("device ", d, ": ", device.status().message()));
+    }
+    devices.push_back(*std::move(device));
+  }
+  std::string summary =
+      absl::StrCat(strategy.name(), ": ", plan.mesh.num_devices(), " devices x ", options.threads_per_device, " thread",
+                   options.threads_per_device == 1 ? "" : "s", ", ", program.collectives.size(),
+                   " collectives per step; device 0 ", devices[0]->Summary());
+  return std::make_unique<PartitionedStep>(std::move(program), std::move(devices), std::move(summary));
+}
+
+}  // namespace
+
+StepCompiler PartitionedStepCompiler(std::shared_ptr<const Strategy> strategy, PartitionedStepOptions options) {
+  return [strategy = std::move(strategy), options = std::move(options)](const StepProgramSpec& spec) {
+    return PartitionStep(*strategy, options, spec);
+  };
+}
+
+}  // namespace tsr
