@@ -15,8 +15,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -486,6 +488,42 @@ std::vector<std::string> InheritedEnvironment() {
   return env;
 }
 
+// Open MPI's session files and shared-memory segments for one mpirun job, in folders of
+// its own, removed after it: Open MPI names them after mpirun's process id, which repeats
+// across PID namespaces (containers, Bazel's sandboxes), and two jobs sharing them
+// corrupt each other's shared memory.
+struct MpiJobFolders {
+  std::string session, shared_memory;
+
+  static absl::StatusOr<MpiJobFolders> Create() {
+    const char* tmpdir = std::getenv("TMPDIR");
+    MpiJobFolders folders;
+    TSR_ASSIGN_OR_RETURN(folders.session,
+                         MakeTempFolder(absl::StrCat(tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp")));
+    // Shared memory stays in /dev/shm (memory, not disk) when it is there.
+    absl::StatusOr<std::string> shm = MakeTempFolder("/dev/shm");
+    folders.shared_memory = shm.ok() ? *shm : folders.session;
+    return folders;
+  }
+  MpiJobFolders() = default;
+  MpiJobFolders(MpiJobFolders&& other) noexcept
+      : session(std::exchange(other.session, "")), shared_memory(std::exchange(other.shared_memory, "")) {}
+  ~MpiJobFolders() {
+    std::error_code ignored;
+    if (!shared_memory.empty()) std::filesystem::remove_all(shared_memory, ignored);
+    if (!session.empty()) std::filesystem::remove_all(session, ignored);
+  }
+
+ private:
+  static absl::StatusOr<std::string> MakeTempFolder(const std::string& parent) {
+    std::string pattern = absl::StrCat(parent, "/tsr-mpi.XXXXXX");
+    if (mkdtemp(pattern.data()) == nullptr) {
+      return absl::InternalError(absl::StrCat("cannot create a folder in ", parent, " for mpirun: ", strerror(errno)));
+    }
+    return pattern;
+  }
+};
+
 absl::StatusOr<int> LaunchLocked(const LaunchOptions& options, std::ostream& log) {
   TSR_RETURN_IF_ERROR(Validate(options));
   const bool mpi = options.backend == "mpi";
@@ -498,10 +536,6 @@ absl::StatusOr<int> LaunchLocked(const LaunchOptions& options, std::ostream& log
           "--backend mpi runs the job with mpirun (OpenMPI), which is not on PATH: ", mpirun.status().message()));
     }
     path = *mpirun;
-    // Kept on this host and on loopback like the rest of the job: shared memory between
-    // the ranks (no TCP transport), mpirun's own channels on the loopback interface.
-    argv.insert(argv.begin(), {"mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader",
-                               "--mca", "oob_tcp_if_include", "lo", "-np", absl::StrCat(options.nproc)});
   } else {
     TSR_ASSIGN_OR_RETURN(path, ResolveProgram(options.argv[0]));
   }
@@ -511,6 +545,13 @@ absl::StatusOr<int> LaunchLocked(const LaunchOptions& options, std::ostream& log
   TSR_ASSIGN_OR_RETURN(std::unique_ptr<SignalRelay> signals, SignalRelay::Install());
   const std::vector<std::string> inherited = InheritedEnvironment();
   if (mpi) {
+    TSR_ASSIGN_OR_RETURN(MpiJobFolders folders, MpiJobFolders::Create());
+    // Kept on this host and on loopback like the rest of the job: shared memory between
+    // the ranks (no TCP transport), mpirun's own channels on the loopback interface.
+    argv.insert(argv.begin(),
+                {"mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader", "--mca",
+                 "oob_tcp_if_include", "lo", "--mca", "orte_tmpdir_base", folders.session, "--mca",
+                 "btl_vader_backing_directory", folders.shared_memory, "-np", absl::StrCat(options.nproc)});
     std::vector<std::string> env = inherited;
     env.push_back(absl::StrCat(kBackendVariable, "=mpi"));
     TSR_RETURN_IF_ERROR(job.Start("mpirun", "", path, argv, std::move(env)));

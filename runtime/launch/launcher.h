@@ -9,12 +9,13 @@
 //
 // Backend "mpi": no store and no token; the launcher runs one child, OpenMPI's mpirun
 // (found on PATH): `mpirun --allow-run-as-root --oversubscribe --mca btl self,vader
-// --mca oob_tcp_if_include lo -np N PROGRAM ARGS`, which keeps the ranks on shared memory
-// and mpirun's own channels on loopback. TESSERA_BACKEND=mpi is set and the other
-// TESSERA_ variables removed, so the workers read OpenMPI's OMPI_COMM_WORLD_* variables.
-// mpirun starts, watches and tears down the ranks itself; the launcher forwards signals
-// to it and returns its exit code. (Setting OMPI_ variables by hand instead would not
-// make MPI_Init work: it needs mpirun's runtime.)
+// --mca oob_tcp_if_include lo ... -np N PROGRAM ARGS`, which keeps the ranks on shared
+// memory and mpirun's own channels on loopback, and gives the job session and
+// shared-memory folders of its own (Open MPI 4's MCA names). TESSERA_BACKEND=mpi is set
+// and the other TESSERA_ variables removed, so the workers read OpenMPI's
+// OMPI_COMM_WORLD_* variables. mpirun starts, watches and tears down the ranks itself;
+// the launcher forwards signals to it and returns its exit code. (Setting OMPI_
+// variables by hand instead would not make MPI_Init work: it needs mpirun's runtime.)
 //
 // Either way the launcher:
 //  - prefixes every line a worker writes with "[rank K] " (stdout to `worker_stdout`,

@@ -56,7 +56,11 @@ int RunWorker(const std::string& mode, const std::string& dir) {
   std::cout << "rank " << rank << " of " << info->world_size << ", local " << info->local_rank << " of "
             << info->local_world_size << ", backend " << info->backend << ", under_mpirun " << info->under_mpirun
             << std::endl;
-  if (mode == "mpi") return 0;
+  if (mode == "mpi") {
+    const char* session = std::getenv("OMPI_MCA_orte_tmpdir_base");
+    std::cout << "session folder " << (session != nullptr ? session : "(unset)") << std::endl;
+    return 0;
+  }
   if (mode == "output") {
     std::cout << "first line\nsecond line without newline" << std::flush;
     std::cerr << "an error line" << std::endl;
@@ -269,6 +273,12 @@ TEST(LauncherTest, MpiBackendRunsUnderMpirun) {
                 HasSubstr(absl::StrCat("rank ", rank, " of 2, local ", rank, " of 2, backend mpi, under_mpirun 1")))
         << Describe(o);
   }
+  // The job had session files of its own, removed after it.
+  const size_t at = o.out.find("session folder ");
+  ASSERT_NE(at, std::string::npos) << Describe(o);
+  const std::string session = o.out.substr(at + 15, o.out.find('\n', at) - at - 15);
+  EXPECT_THAT(session, HasSubstr("/tsr-mpi.")) << Describe(o);
+  EXPECT_FALSE(std::filesystem::exists(session)) << session;
 }
 
 TEST(LauncherTest, StartErrorsNameWhatIsMissing) {
