@@ -62,10 +62,15 @@ absl::StatusOr<std::unique_ptr<StepProgram>> InterpretDevice(const StepProgramSp
   return std::make_unique<SessionStep>(std::move(session), std::move(inputs), spec);
 }
 
+// The devices of a partitioned step that run in this process: all of them, or one.
 class PartitionedStep : public StepProgram {
  public:
-  PartitionedStep(PartitionedProgram program, std::vector<std::unique_ptr<StepProgram>> devices, std::string summary)
-      : program_(std::move(program)), devices_(std::move(devices)), summary_(std::move(summary)) {}
+  PartitionedStep(PartitionedProgram program, std::vector<int> device_ids,
+                  std::vector<std::unique_ptr<StepProgram>> devices, std::string summary)
+      : program_(std::move(program)),
+        device_ids_(std::move(device_ids)),
+        devices_(std::move(devices)),
+        summary_(std::move(summary)) {}
 
   absl::StatusOr<std::vector<Tensor>> Run(const Batch& feeds, uint64_t step, RunMetadata* metadata) override {
     const int n = static_cast<int>(devices_.size());
@@ -73,7 +78,7 @@ class PartitionedStep : public StepProgram {
     for (const auto& [name, tensor] : feeds) {
       if (!program_.input_shardings.contains(name)) continue;  // not an input of this step
       for (int d = 0; d < n; ++d) {
-        TSR_ASSIGN_OR_RETURN(Tensor share, program_.ShareOf(name, tensor, d));
+        TSR_ASSIGN_OR_RETURN(Tensor share, program_.ShareOf(name, tensor, device_ids_[d]));
         shares[d].emplace_back(name, std::move(share));
       }
     }
@@ -95,6 +100,7 @@ class PartitionedStep : public StepProgram {
 
  private:
   PartitionedProgram program_;
+  std::vector<int> device_ids_;  // the mesh device of each program in devices_
   std::vector<std::unique_ptr<StepProgram>> devices_;
   std::string summary_;
 };
@@ -107,16 +113,33 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
   TSR_ASSIGN_OR_RETURN(PartitionedProgram program,
                        PartitionGraph(*spec.graph, plan.mesh, plan.annotations,
                                       PartitionOptions{.batch = spec.batch, .targets = spec.targets}));
-  std::vector<MeshAxisSize> axes;
-  for (const MeshAxis& axis : plan.mesh.axes()) axes.push_back(MeshAxisSize{axis.name, axis.size});
-  TSR_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<CollectiveGroupTable>> groups,
-                       MakeInProcessMeshGroups(axes, options.collectives));
+  std::vector<int> device_ids;
+  std::vector<std::shared_ptr<CollectiveGroups>> groups;
+  if (options.process_device >= 0) {
+    if (options.process_device >= plan.mesh.num_devices() || options.process_groups == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("this process runs device ", options.process_device, " of the mesh ", plan.mesh.ToString(),
+                       options.process_groups == nullptr ? " but has no communicators" : ", which has no such device"));
+    }
+    device_ids.push_back(options.process_device);
+    groups.push_back(options.process_groups);
+  } else {
+    std::vector<MeshAxisSize> axes;
+    for (const MeshAxis& axis : plan.mesh.axes()) axes.push_back(MeshAxisSize{axis.name, axis.size});
+    TSR_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<CollectiveGroupTable>> tables,
+                         MakeInProcessMeshGroups(axes, options.collectives));
+    for (int d = 0; d < plan.mesh.num_devices(); ++d) {
+      device_ids.push_back(d);
+      groups.push_back(tables[d]);
+    }
+  }
   std::vector<std::unique_ptr<StepProgram>> devices;
-  for (int d = 0; d < plan.mesh.num_devices(); ++d) {
+  for (size_t i = 0; i < device_ids.size(); ++i) {
+    const int d = device_ids[i];
     StepProgramSpec device_spec = spec;
     device_spec.graph = &program.devices[d];
     device_spec.threads = options.threads_per_device;
-    device_spec.collective_groups = groups[d];
+    device_spec.collective_groups = groups[i];
     absl::StatusOr<std::unique_ptr<StepProgram>> device =
         options.device_compiler ? options.device_compiler(device_spec) : InterpretDevice(device_spec);
     if (!device.ok()) {
@@ -124,11 +147,14 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
     }
     devices.push_back(*std::move(device));
   }
+  const std::string here =
+      options.process_device >= 0 ? absl::StrCat(" (device ", options.process_device, " in this process)") : "";
   std::string summary =
-      absl::StrCat(strategy.name(), ": ", plan.mesh.num_devices(), " devices x ", options.threads_per_device, " thread",
-                   options.threads_per_device == 1 ? "" : "s", ", ", program.collectives.size(),
-                   " collectives per step; device 0 ", devices[0]->Summary());
-  return std::make_unique<PartitionedStep>(std::move(program), std::move(devices), std::move(summary));
+      absl::StrCat(strategy.name(), ": ", plan.mesh.num_devices(), " devices", here, " x ", options.threads_per_device,
+                   " thread", options.threads_per_device == 1 ? "" : "s", ", ", program.collectives.size(),
+                   " collectives per step; device ", device_ids.front(), " ", devices.front()->Summary());
+  return std::make_unique<PartitionedStep>(std::move(program), std::move(device_ids), std::move(devices),
+                                           std::move(summary));
 }
 
 }  // namespace

@@ -6,7 +6,8 @@
 // compiled by `device_compiler` (compiler/pipeline/compiled_step.h) or, without one, on
 // the interpreter. A run feeds each device its share of the batch and returns device 0's
 // fetches, which the partitioner made replicated (the loss is all-reduced, the logits
-// gathered): the Trainer sees one device training on the global batch.
+// gathered): the Trainer sees one device training on the global batch. With several
+// processes, each runs its own device on its share of the same global batch.
 //
 //   options.step_compiler = PartitionedStepCompiler(std::make_shared<MirroredStrategy>(2),
 //                                                   {.device_compiler = CompiledStepCompiler()});
@@ -15,6 +16,7 @@
 
 #include <memory>
 
+#include "runtime/collectives/collective_groups.h"
 #include "runtime/collectives/collectives.h"
 #include "runtime/trainer/step_program.h"
 #include "strategies/strategy.h"
@@ -26,6 +28,12 @@ struct PartitionedStepOptions {
   StepCompiler device_compiler;
   int threads_per_device = 1;
   CollectivesOptions collectives;  // how long a device waits for the others
+  // Several processes (MultiWorkerMirroredStrategy under `tessera launch` or mpirun):
+  // this process runs only device `process_device` of the mesh, whose communicators
+  // (spanning the processes: MPI, Gloo) are `process_groups`. -1: every device runs
+  // here, on in-process communicators.
+  int process_device = -1;
+  std::shared_ptr<CollectiveGroups> process_groups;
 };
 
 StepCompiler PartitionedStepCompiler(std::shared_ptr<const Strategy> strategy, PartitionedStepOptions options = {});

@@ -15,11 +15,14 @@
 #include "graph/builder/nn.h"
 #include "graph/builder/optimizers.h"
 #include "graph/proto/graph_def_io.h"
+#include "runtime/collectives/collective_groups.h"
 #include "runtime/data/idx_reader.h"
+#include "runtime/launch/world_info.h"
 #include "runtime/trainer/trainer.h"
 #include "strategies/data_parallel.h"
 #include "strategies/distributed_step.h"
 #include "tools/command.h"
+#include "tools/world_collectives.h"
 #ifdef TESSERA_HAS_COMPILER
 #include "compiler/pipeline/compiled_step.h"
 #endif
@@ -35,7 +38,7 @@ constexpr absl::string_view kUsage =
     "                     [--lr X] [--schedule S] [--momentum X] [--weight-decay X] [--clip-norm X]\n"
     "                     [--dropout X] [--seed N] [--threads N] [--max-steps N] [--checkpoint-dir DIR]\n"
     "                     [--checkpoint-every N] [--keep N] [--no-resume] [--logdir DIR] [--save FILE]\n"
-    "                     [--interpret] [--dump-ir DIR] [--strategy mirrored --devices N]";
+    "                     [--interpret] [--dump-ir DIR] [--strategy mirrored --devices N | multi-worker]";
 constexpr absl::string_view kDescription =
     "Trains a classifier on an MNIST-format dataset: DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte\n"
     "(.gz or not; default DIR: Fashion-MNIST from Debian's dataset-fashion-mnist). The model is\n"
@@ -52,7 +55,10 @@ constexpr absl::string_view kDescription =
     "--strategy mirrored --devices N trains data-parallel on N virtual CPU devices of this\n"
     "process (each with --threads threads, default 1): every step is partitioned so that each\n"
     "device runs the model on its share of the batch and the gradients are all-reduced before\n"
-    "the update, which gives the weights one device would reach on the same global batch.";
+    "the update, which gives the weights one device would reach on the same global batch.\n"
+    "--strategy multi-worker does the same across the processes of a job started by\n"
+    "`tessera launch --nproc N [--backend gloo|mpi] -- tessera train ...` (or mpirun): each\n"
+    "process reads the same batches and trains on its share; rank 0 prints, logs and saves.";
 
 absl::Status ParseDouble(absl::string_view flag, const std::string& text, double* out) {
   if (!absl::SimpleAtod(text, out) || !std::isfinite(*out)) {
@@ -125,7 +131,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   flags.AddString("dump-ir", '\0', "DIR", &dump_ir, "write the IR of every compiled step after every pass here");
   std::string strategy_name = "one-device";
   int64_t devices = 1;
-  flags.AddString("strategy", '\0', "NAME", &strategy_name, "one-device (default) or mirrored");
+  flags.AddString("strategy", '\0', "NAME", &strategy_name, "one-device (default), mirrored or multi-worker");
   flags.AddInt("devices", '\0', "N", &devices, "devices of --strategy mirrored (default 1)");
   absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(args);
   if (!positionals.ok()) return UsageError(err, "train", positionals.status().message());
@@ -159,9 +165,26 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   options.out = &err;
   if (interpret && !dump_ir.empty())
     return UsageError(err, "train", "--dump-ir needs the compiled steps, not --interpret");
-  if (strategy_name != "one-device" && strategy_name != "mirrored") {
-    return UsageError(err, "train",
-                      absl::StrCat("--strategy is '", strategy_name, "' but one-device or mirrored is required"));
+  if (strategy_name != "one-device" && strategy_name != "mirrored" && strategy_name != "multi-worker") {
+    return UsageError(
+        err, "train",
+        absl::StrCat("--strategy is '", strategy_name, "' but one-device, mirrored or multi-worker is required"));
+  }
+  if (strategy_name == "multi-worker" && !checkpoint_dir.empty()) {
+    return UsageError(err, "train", "--checkpoint-dir with --strategy multi-worker is not supported yet");
+  }
+  // The job's rank and size (rank 0 of 1 outside a launcher).
+  absl::StatusOr<WorldInfo> world = WorldInfo{};
+  if (strategy_name == "multi-worker") {
+    world = WorldInfoFromEnvironment();
+    if (!world.ok()) return Failure(err, "train", world.status());
+    if (world->rank != 0) {
+      // One voice: rank 0 prints, writes TensorBoard logs and saves the model.
+      options.progress = false;
+      options.logdir.clear();
+      save_path.clear();
+      quiet = true;
+    }
   }
   if (devices < 1 || devices > 256) return UsageError(err, "train", "--devices must be in [1, 256]");
   if (strategy_name == "one-device" && devices != 1) {
@@ -172,6 +195,19 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
 #else
   if (!dump_ir.empty()) return UsageError(err, "train", "--dump-ir: this build has no compiler (MLIR not found)");
 #endif
+  std::shared_ptr<CollectiveGroupTable> world_groups;
+  if (strategy_name == "multi-worker") {
+    absl::StatusOr<std::shared_ptr<Collectives>> joined = JoinWorld(*world, CollectivesOptions{});
+    if (!joined.ok()) return Failure(err, "train", joined.status());
+    world_groups = std::make_shared<CollectiveGroupTable>();
+    world_groups->Add({"data"}, *std::move(joined));
+    PartitionedStepOptions partitioned{.device_compiler = options.step_compiler,
+                                       .threads_per_device = threads > 0 ? static_cast<int>(threads) : 1,
+                                       .process_device = world->rank,
+                                       .process_groups = world_groups};
+    options.step_compiler = PartitionedStepCompiler(std::make_shared<MultiWorkerMirroredStrategy>(world->world_size),
+                                                    std::move(partitioned));
+  }
   if (strategy_name == "mirrored") {
     // Each device's program is compiled (or interpreted) as a one-device step would be.
     PartitionedStepOptions partitioned{.device_compiler = options.step_compiler,
@@ -242,6 +278,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
     out << "nothing to do: the checkpoint is already at step " << result->steps << "\n";
     return kExitOk;
   }
+  if (world->rank != 0) return kExitOk;
   const EpochResult& last = result->epochs.back();
   out << absl::StrFormat("%s on %s: test accuracy %.4f, test loss %.4f after %d epochs (%d steps, %.1f s, %s ex/s)\n",
                          model_name, data, last.eval.accuracy, last.eval.loss, last.epoch + 1, result->steps, seconds,

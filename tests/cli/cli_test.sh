@@ -425,6 +425,35 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     [[ ${out%%(*} == "${one_device%%(*}" ]] || fail "mirrored training ended elsewhere: '$out' vs one device '$one_device'"
     ;;
 
+  train_multi_worker)
+    # Data parallel over 2 processes started by `tessera launch` (Gloo on loopback) and, where
+    # mpirun exists and Bazel's sandbox does not get in its way, under MPI: rank 0 ends where
+    # one device does; ranks > 0 stay quiet.
+    data=/usr/share/datasets/fashion-mnist
+    if [[ ! -d $data ]]; then
+      echo "SKIP [$case_name]: $data is missing (dataset-fashion-mnist)"
+      exit 0
+    fi
+    train=(train mlp --epochs 1 --max-steps 20 --batch-size 32 --seed 5 -q)
+    run "$tessera" "${train[@]}"
+    expect_code 0
+    one_device=${out%%(*}
+    run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy multi-worker
+    expect_code 0
+    [[ $out == "[rank 0] $one_device"* ]] || fail "gloo: rank 0 ended elsewhere than one device: '$one_device'"
+    [[ $out != *"[rank 1]"* ]] || fail "rank 1 printed"
+    if command -v mpirun >/dev/null && [[ -z ${TEST_TMPDIR:-} ]]; then
+      run "$tessera" launch --nproc 2 --backend mpi -- "$tessera" "${train[@]}" --strategy multi-worker
+      expect_code 0
+      [[ $out == "$one_device"* ]] || fail "mpi: rank 0 ended elsewhere than one device: '$one_device'"
+    fi
+    # Outside a launcher, gloo has no rendezvous store: a clear error.
+    run env -u TESSERA_RANK -u TESSERA_WORLD_SIZE TESSERA_RANK=0 TESSERA_WORLD_SIZE=2 TESSERA_BACKEND=gloo \
+      "$tessera" "${train[@]}" --strategy multi-worker
+    expect_code 1
+    expect_err "tessera launch"
+    ;;
+
   train_errors)
     run "$tessera" train --help
     expect_code 0
@@ -453,7 +482,7 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     expect_code 1
     run "$tessera" train mlp --strategy ring
     expect_code 2
-    expect_err "--strategy is 'ring' but one-device or mirrored is required"
+    expect_err "--strategy is 'ring' but one-device, mirrored or multi-worker is required"
     run "$tessera" train mlp --devices 2
     expect_code 2
     expect_err "--devices needs --strategy mirrored"
