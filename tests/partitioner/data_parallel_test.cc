@@ -21,62 +21,10 @@
 #include "partitioner/spmd_partitioner.h"
 #include "runtime/mesh_session.h"
 #include "runtime/session.h"
+#include "tests/partitioner/training_fixtures.h"
 
 namespace tsr {
 namespace {
-
-struct TrainingGraph {
-  Graph graph;
-  std::vector<std::string> updates;
-  std::vector<std::string> variables;
-};
-
-TrainingGraph Training(Graph model, OptimizerKind kind) {
-  TensorRef loss_ref;
-  for (const SignatureEntry& e : model.outputs()) {
-    if (e.name == "loss") loss_ref = e.ref;
-  }
-  GraphBuilder b(std::move(model));
-  TrainingOps train = Minimize(b, b.Wrap(loss_ref), TrainableVariables(b), {.kind = kind});
-  absl::StatusOr<Graph> graph = b.Finish();
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  TrainingGraph t{*std::move(graph), train.update_nodes, {}};
-  for (const Node* node : t.graph.nodes()) {
-    if (node->op() == "Variable") t.variables.push_back(node->name());
-  }
-  return t;
-}
-
-struct Batch {
-  Tensor image;
-  Tensor labels;
-};
-
-std::vector<Batch> RandomBatches(const Shape& image_shape, int steps, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> pixel(0.f, 1.f);
-  std::uniform_int_distribution<int64_t> label(0, 9);
-  std::vector<Batch> batches;
-  for (int s = 0; s < steps; ++s) {
-    std::vector<float> x(image_shape.num_elements());
-    for (float& v : x) v = pixel(rng);
-    std::vector<int64_t> y(image_shape.dim(0));
-    for (int64_t& v : y) v = label(rng);
-    batches.push_back(
-        {Tensor::FromVector<float>(image_shape, x), Tensor::FromVector<int64_t>(Shape{image_shape.dim(0)}, y)});
-  }
-  return batches;
-}
-
-double RelativeError(const Tensor& a, const Tensor& b) {
-  double num = 0, den = 0;
-  for (int64_t i = 0; i < a.num_elements(); ++i) {
-    const double d = a.GetAsDouble(i) - b.GetAsDouble(i);
-    num += d * d;
-    den += b.GetAsDouble(i) * b.GetAsDouble(i);
-  }
-  return std::sqrt(num / std::max(den, 1e-30));
-}
 
 constexpr int kSteps = 20;
 constexpr uint64_t kSeed = 7;
@@ -85,13 +33,13 @@ constexpr uint64_t kSeed = 7;
 void ExpectMirroredMatchesOneDevice(const TrainingGraph& t, const Shape& image_shape, int devices, double lr) {
   SCOPED_TRACE(::testing::Message() << devices << " devices, global batch " << image_shape.dim(0));
   std::printf("data seed 1234, variable seed %llu\n", static_cast<unsigned long long>(kSeed));
-  const std::vector<Batch> batches = RandomBatches(image_shape, kSteps, 1234);
+  const std::vector<TrainingBatch> batches = RandomBatches(image_shape, kSteps, 1234);
   const Tensor rate = Tensor::Scalar<float>(static_cast<float>(lr));
 
   absl::StatusOr<std::unique_ptr<Session>> one = Session::Create(t.graph.Clone(), {.num_threads = 1, .seed = kSeed});
   ASSERT_TRUE(one.ok()) << one.status();
   std::vector<double> losses;
-  for (const Batch& batch : batches) {
+  for (const TrainingBatch& batch : batches) {
     absl::StatusOr<std::vector<Tensor>> out =
         (*one)->Run({{"image", batch.image}, {"labels", batch.labels}, {"learning_rate", rate}}, {"loss"},
                     RunOptions{.targets = t.updates});

@@ -1,0 +1,154 @@
+// Multi-worker data parallelism with real processes: the test starts itself as the
+// workers of a job through the launcher (runtime/launch/launcher.h) — over Gloo (TCP on
+// loopback, rendezvous through the launcher's store) and over MPI (mpirun) — and each
+// worker trains its device of the data-parallel partition for 20 steps on its share of
+// the global batches, beside one device training on the whole batches in the same
+// process; a worker whose losses or final weights differ from one device's by more than
+// 1e-5 relative fails the job.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "examples/models.h"
+#include "gtest/gtest.h"
+#include "partitioner/spmd_partitioner.h"
+#include "runtime/collectives/collective_groups.h"
+#include "runtime/launch/launcher.h"
+#include "runtime/launch/world_info.h"
+#include "runtime/session.h"
+#include "strategies/data_parallel.h"
+#include "tests/partitioner/training_fixtures.h"
+#include "tools/world_collectives.h"
+
+namespace tsr {
+namespace {
+
+constexpr char kWorkerFlag[] = "--multi-worker-test-rank";
+constexpr int kSteps = 20;
+constexpr uint64_t kSeed = 9;
+
+struct Model {
+  TrainingGraph training;
+  Shape batch_shape;
+};
+
+Model BuildModel(const std::string& name) {
+  if (name == "lenet") {
+    absl::StatusOr<Graph> g = examples::BuildLeNet({.training_head = true});
+    return {Training(*std::move(g), OptimizerKind::kAdam), Shape{12, 1, 28, 28}};
+  }
+  absl::StatusOr<Graph> g = examples::BuildMlp({.hidden_units = {48, 24}, .training_head = true});
+  // 45 rows: uneven shares over 2 (22 + 23) and 4 workers.
+  return {Training(*std::move(g), OptimizerKind::kMomentum), Shape{45, 784}};
+}
+
+// One worker: returns 0 when its device trains as one device does, 1 otherwise.
+int RunWorker(const std::string& model_name) {
+  auto fail = [](const std::string& what) {
+    std::fprintf(stderr, "worker: %s\n", what.c_str());
+    return 1;
+  };
+  absl::StatusOr<WorldInfo> world = WorldInfoFromEnvironment();
+  if (!world.ok()) return fail(world.status().ToString());
+  absl::StatusOr<std::shared_ptr<Collectives>> joined = cli::JoinWorld(*world, {.timeout = absl::Seconds(60)});
+  if (!joined.ok()) return fail(joined.status().ToString());
+  auto groups = std::make_shared<CollectiveGroupTable>();
+  groups->Add({"data"}, *joined);
+
+  Model model = BuildModel(model_name);
+  const TrainingGraph& t = model.training;
+  const std::vector<TrainingBatch> batches = RandomBatches(model.batch_shape, kSteps, 77);
+  const Tensor rate = Tensor::Scalar<float>(model_name == "lenet" ? 0.002f : 0.05f);
+
+  absl::StatusOr<std::unique_ptr<Session>> one = Session::Create(t.graph.Clone(), {.num_threads = 1, .seed = kSeed});
+  absl::StatusOr<StrategyPlan> plan = MultiWorkerMirroredStrategy(world->world_size).Plan(t.graph);
+  if (!one.ok() || !plan.ok()) return fail("setting up: " + (one.ok() ? plan.status() : one.status()).ToString());
+  absl::StatusOr<PartitionedProgram> program =
+      PartitionGraph(t.graph, plan->mesh, plan->annotations, {.batch = model.batch_shape.dim(0), .targets = t.updates});
+  if (!program.ok()) return fail(program.status().ToString());
+  absl::StatusOr<std::unique_ptr<Session>> mine = Session::Create(
+      std::move(program->devices[world->rank]), {.num_threads = 1, .seed = kSeed, .collective_groups = groups});
+  if (!mine.ok()) return fail(mine.status().ToString());
+
+  int failures = 0;
+  for (int s = 0; s < kSteps; ++s) {
+    const TrainingBatch& b = batches[s];
+    absl::StatusOr<std::vector<Tensor>> expected =
+        (*one)->Run({{"image", b.image}, {"labels", b.labels}, {"learning_rate", rate}}, {"loss"},
+                    RunOptions{.targets = t.updates});
+    absl::StatusOr<Tensor> image = program->ShareOf("image", b.image, world->rank);
+    absl::StatusOr<Tensor> labels = program->ShareOf("labels", b.labels, world->rank);
+    if (!expected.ok() || !image.ok() || !labels.ok()) return fail("step " + std::to_string(s) + ": shares");
+    absl::StatusOr<std::vector<Tensor>> got = (*mine)->Run(
+        {{"image", *image}, {"labels", *labels}, {"learning_rate", rate}}, {"loss"}, RunOptions{.targets = t.updates});
+    if (!got.ok()) return fail(absl::StrCat("step ", s, ": ", got.status().ToString()));
+    const double want = (*expected)[0].GetAsDouble(0), have = (*got)[0].GetAsDouble(0);
+    if (std::abs(have - want) > 1e-5 * std::abs(want)) {
+      std::fprintf(stderr, "worker %d step %d: loss %.9g but one device %.9g\n", world->rank, s, have, want);
+      ++failures;
+    }
+  }
+  for (const std::string& name : t.variables) {
+    absl::StatusOr<Tensor> want = (*one)->GetVariable(name);
+    absl::StatusOr<Tensor> have = (*mine)->GetVariable(name);
+    if (!want.ok() || !have.ok()) return fail("reading " + name);
+    const double error = RelativeError(*have, *want);
+    if (error > 1e-5) {
+      std::fprintf(stderr, "worker %d: variable %s differs by %.3g relative\n", world->rank, name.c_str(), error);
+      ++failures;
+    }
+  }
+  std::printf("rank %d of %d (%s, %s): %d steps, %zu variables, %d differences\n", world->rank, world->world_size,
+              world->backend.c_str(), model_name.c_str(), kSteps, t.variables.size(), failures);
+  return failures == 0 ? 0 : 1;
+}
+
+std::string SelfPath() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
+
+void ExpectJobMatchesOneDevice(int nproc, const std::string& backend, const std::string& model) {
+  std::ostringstream out, err, log;
+  LaunchOptions options;
+  options.nproc = nproc;
+  options.backend = backend;
+  options.argv = {SelfPath(), kWorkerFlag, model};
+  options.worker_stdout = &out;
+  options.worker_stderr = &err;
+  absl::StatusOr<int> code = Launch(options, log);
+  const std::string describe = absl::StrCat("log:\n", log.str(), "stdout:\n", out.str(), "stderr:\n", err.str());
+  ASSERT_TRUE(code.ok()) << code.status() << "\n" << describe;
+  EXPECT_EQ(*code, 0) << describe;
+  for (int r = 0; r < nproc; ++r) {
+    EXPECT_NE(out.str().find(absl::StrCat("rank ", r, " of ", nproc, " (", backend)), std::string::npos) << describe;
+  }
+}
+
+bool HaveMpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
+
+TEST(MultiWorkerTest, MlpOverTwoGlooWorkersTrainsAsOneDevice) { ExpectJobMatchesOneDevice(2, "gloo", "mlp"); }
+
+TEST(MultiWorkerTest, MlpOverFourGlooWorkersTrainsAsOneDevice) { ExpectJobMatchesOneDevice(4, "gloo", "mlp"); }
+
+TEST(MultiWorkerTest, LeNetOverTwoGlooWorkersTrainsAsOneDevice) { ExpectJobMatchesOneDevice(2, "gloo", "lenet"); }
+
+TEST(MultiWorkerTest, MlpOverTwoMpiWorkersTrainsAsOneDevice) {
+  if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed";
+  ExpectJobMatchesOneDevice(2, "mpi", "mlp");
+}
+
+TEST(MultiWorkerTest, LeNetOverTwoMpiWorkersTrainsAsOneDevice) {
+  if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed";
+  ExpectJobMatchesOneDevice(2, "mpi", "lenet");
+}
+
+}  // namespace
+}  // namespace tsr
+
+int main(int argc, char** argv) {
+  if (argc >= 3 && std::string(argv[1]) == tsr::kWorkerFlag) return tsr::RunWorker(argv[2]);
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
