@@ -1,5 +1,7 @@
-// Typed loops behind ReduceElementwise and DivideForMean (plain loops the compiler
-// vectorizes).
+// Typed loops behind ReduceElementwise and DivideForMean. They are written in blocks of
+// a fixed width over non-aliasing pointers so that the compiler vectorizes them at -O2
+// (GCC's default cost model there only vectorizes loops whose trip count is known),
+// with the in-place case (dst == a or dst == b) as its own loop.
 #include "runtime/collectives/cross_process/elementwise_reduce.h"
 
 #include <algorithm>
@@ -8,26 +10,84 @@
 namespace tsr {
 namespace {
 
-template <typename T>
-void Combine(ReduceOp op, T* dst, const T* a, const T* b, size_t n) {
-  switch (op) {
-    case ReduceOp::kSum:
-    case ReduceOp::kMean:
-      for (size_t i = 0; i < n; ++i) dst[i] = a[i] + b[i];
-      return;
-    case ReduceOp::kMax:
-      for (size_t i = 0; i < n; ++i) dst[i] = std::max(a[i], b[i]);
-      return;
-    case ReduceOp::kMin:
-      for (size_t i = 0; i < n; ++i) dst[i] = std::min(a[i], b[i]);
-      return;
+constexpr size_t kBlock = 16;
+
+struct Add {
+  template <typename T>
+  T operator()(T x, T y) const {
+    return x + y;
+  }
+};
+struct Max {
+  template <typename T>
+  T operator()(T x, T y) const {
+    return std::max(x, y);
+  }
+};
+struct Min {
+  template <typename T>
+  T operator()(T x, T y) const {
+    return std::min(x, y);
+  }
+};
+
+// dst[i] = op(dst[i], src[i]).
+template <typename T, typename Op>
+void CombineInPlace(T* __restrict dst, const T* __restrict src, size_t n, Op op) {
+  size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (size_t k = 0; k < kBlock; ++k) dst[i + k] = op(dst[i + k], src[i + k]);
+  }
+  for (; i < n; ++i) dst[i] = op(dst[i], src[i]);
+}
+
+// dst[i] = op(a[i], b[i]) for three distinct buffers.
+template <typename T, typename Op>
+void CombineInto(T* __restrict dst, const T* __restrict a, const T* __restrict b, size_t n, Op op) {
+  size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (size_t k = 0; k < kBlock; ++k) dst[i + k] = op(a[i + k], b[i + k]);
+  }
+  for (; i < n; ++i) dst[i] = op(a[i], b[i]);
+}
+
+// The ops are commutative, so dst == b is dst == a with the inputs swapped.
+template <typename T, typename Op>
+void Combine(T* dst, const T* a, const T* b, size_t n, Op op) {
+  if (dst == a) {
+    CombineInPlace(dst, b, n, op);
+  } else if (dst == b) {
+    CombineInPlace(dst, a, n, op);
+  } else {
+    CombineInto(dst, a, b, n, op);
   }
 }
 
 template <typename T>
-void Divide(T* data, size_t n, int world_size) {
+void CombineTyped(ReduceOp op, void* dst, const void* a, const void* b, size_t n) {
+  T* d = static_cast<T*>(dst);
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  switch (op) {
+    case ReduceOp::kSum:
+    case ReduceOp::kMean:
+      return Combine(d, x, y, n, Add());
+    case ReduceOp::kMax:
+      return Combine(d, x, y, n, Max());
+    case ReduceOp::kMin:
+      return Combine(d, x, y, n, Min());
+  }
+}
+
+template <typename T>
+void Divide(void* data, size_t n, int world_size) {
+  T* __restrict d = static_cast<T*>(data);
   const T divisor = static_cast<T>(world_size);
-  for (size_t i = 0; i < n; ++i) data[i] /= divisor;
+  size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock) {
+    for (size_t k = 0; k < kBlock; ++k) d[i + k] /= divisor;
+  }
+  for (; i < n; ++i) d[i] /= divisor;
 }
 
 }  // namespace
@@ -35,13 +95,13 @@ void Divide(T* data, size_t n, int world_size) {
 void ReduceElementwise(DType dtype, ReduceOp op, void* dst, const void* a, const void* b, size_t n) {
   switch (dtype) {
     case DType::kF32:
-      return Combine(op, static_cast<float*>(dst), static_cast<const float*>(a), static_cast<const float*>(b), n);
+      return CombineTyped<float>(op, dst, a, b, n);
     case DType::kF64:
-      return Combine(op, static_cast<double*>(dst), static_cast<const double*>(a), static_cast<const double*>(b), n);
+      return CombineTyped<double>(op, dst, a, b, n);
     case DType::kI32:
-      return Combine(op, static_cast<int32_t*>(dst), static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), n);
+      return CombineTyped<int32_t>(op, dst, a, b, n);
     case DType::kI64:
-      return Combine(op, static_cast<int64_t*>(dst), static_cast<const int64_t*>(a), static_cast<const int64_t*>(b), n);
+      return CombineTyped<int64_t>(op, dst, a, b, n);
     default:
       return;  // not reducible: refused before any data moves
   }
@@ -50,13 +110,13 @@ void ReduceElementwise(DType dtype, ReduceOp op, void* dst, const void* a, const
 void DivideForMean(DType dtype, void* data, size_t n, int world_size) {
   switch (dtype) {
     case DType::kF32:
-      return Divide(static_cast<float*>(data), n, world_size);
+      return Divide<float>(data, n, world_size);
     case DType::kF64:
-      return Divide(static_cast<double*>(data), n, world_size);
+      return Divide<double>(data, n, world_size);
     case DType::kI32:
-      return Divide(static_cast<int32_t*>(data), n, world_size);
+      return Divide<int32_t>(data, n, world_size);
     case DType::kI64:
-      return Divide(static_cast<int64_t*>(data), n, world_size);
+      return Divide<int64_t>(data, n, world_size);
     default:
       return;
   }

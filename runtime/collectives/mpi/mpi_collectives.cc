@@ -163,6 +163,25 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     }
     worker_.join();
     ScopedMpiCall call;
+    // Sends a timed-out collective left behind are small: they leave as soon as their
+    // peer's MPI makes progress, which it normally does within this grace period. Any
+    // that have not are handed to MPI with their buffers, which are then never freed:
+    // MPI may still read them.
+    const absl::Time grace = absl::Now() + absl::Milliseconds(500);
+    for (ParkedSends& parked : parked_) {
+      int done = 0;
+      while (true) {
+        MPI_Testall(static_cast<int>(parked.requests.size()), parked.requests.data(), &done, MPI_STATUSES_IGNORE);
+        if (done || absl::Now() >= grace) break;
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+      if (done) continue;
+      for (MPI_Request& r : parked.requests) {
+        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+      }
+      parked.buffer.release();
+    }
+    parked_.clear();
     MPI_Comm_free(&comm_);
     mpi_internal::RemoveLiveCommunicator();
   }
@@ -319,15 +338,16 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   }
 
   // The descriptor exchange timed out: cancels the receives still waiting, tells every
-  // other rank that this one gave up, and poisons the communicator.
+  // other rank that this one gave up, and poisons the communicator. The sends still in
+  // flight (to ranks that may never take them) keep their buffers in `parked_`.
   absl::Status GiveUp(const CollectiveCall& call, const std::string& where, std::unique_ptr<char[]> mine,
                       std::vector<MPI_Request>& requests) {
     std::vector<int> missing;
     CollectiveDescriptor notice = call.descriptor;
     notice.abandoned = true;
-    auto notice_bytes = std::make_unique<char[]>(kDescriptorWireBytes);
-    EncodeDescriptor(notice, call.seq, notice_bytes.get());
-    bool sends_pending = false;
+    ParkedSends notices{std::make_unique<char[]>(kDescriptorWireBytes), {}};
+    EncodeDescriptor(notice, call.seq, notices.buffer.get());
+    ParkedSends descriptors{std::move(mine), {}};
     {
       ScopedMpiCall mpi;
       for (int q = 0; q < world_size_; ++q) {
@@ -337,19 +357,14 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
           MPI_Cancel(&requests[q]);
           MPI_Wait(&requests[q], MPI_STATUS_IGNORE);
         }
-        if (requests[world_size_ + q] != MPI_REQUEST_NULL) {
-          MPI_Request_free(&requests[world_size_ + q]);
-          sends_pending = true;
-        }
+        if (requests[world_size_ + q] != MPI_REQUEST_NULL) descriptors.requests.push_back(requests[world_size_ + q]);
         MPI_Request request;
-        MPI_Isend(notice_bytes.get(), kDescriptorWireBytes, MPI_BYTE, q, DescriptorTag(call.seq), comm_, &request);
-        MPI_Request_free(&request);
+        MPI_Isend(notices.buffer.get(), kDescriptorWireBytes, MPI_BYTE, q, DescriptorTag(call.seq), comm_, &request);
+        notices.requests.push_back(request);
       }
     }
-    // MPI may still read these buffers (a peer that never comes never takes them): they
-    // are released to it, a kilobyte each, on a communicator that is unusable anyway.
-    notice_bytes.release();
-    if (sends_pending) mine.release();
+    parked_.push_back(std::move(notices));
+    if (!descriptors.requests.empty()) parked_.push_back(std::move(descriptors));
     return Poison(MissingRanksError(where, rank_, options_.timeout, missing, world_size_));
   }
 
@@ -478,6 +493,14 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
       queue_.clear();
     }
   }
+
+  // Sends of descriptors and notices that were still in flight when a collective timed
+  // out, with their buffer (worker only; Shutdown after the worker is gone).
+  struct ParkedSends {
+    std::unique_ptr<char[]> buffer;
+    std::vector<MPI_Request> requests;
+  };
+  std::vector<ParkedSends> parked_;
 
   MPI_Comm comm_;
   const int rank_;
