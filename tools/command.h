@@ -36,6 +36,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
 int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int RunExport(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 int RunLaunch(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+int RunBenchCollectives(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
 // Prints "tessera CMD: message" and where to find help; returns kExitUsage.
 int UsageError(std::ostream& err, absl::string_view command, absl::string_view message);

@@ -16,10 +16,11 @@ constexpr Command kCommands[] = {
     {"example", "build an example model (mlp, lenet) and save it as a GraphDef", RunExample},
     {"run", "run a model on inputs from .npy files; print, save and profile its outputs", RunRun},
     {"train", "train a model on Fashion-MNIST (or any MNIST-format data); checkpoints, TensorBoard", RunTrain},
-    {"compile", "compile a model ahead of time into a .tsrx executable (MLIR: fusion, code generation)",
-     RunCompile},
+    {"compile", "compile a model ahead of time into a .tsrx executable (MLIR: fusion, code generation)", RunCompile},
     {"export", "write a model as ONNX (checked by ONNX's checker) for other runtimes", RunExport},
     {"launch", "run a program as N worker processes of one job (rendezvous, signals, teardown)", RunLaunch},
+    {"bench-collectives", "time a collective over N ranks (nccl-tests table; --peer: the raw library)",
+     RunBenchCollectives},
 };
 
 const Command* FindCommand(absl::string_view name) {
@@ -33,7 +34,8 @@ void PrintMainHelp(std::ostream& out) {
   out << "usage: tessera COMMAND [ARGS...]\n\n"
          "Tessera: a static-graph ML compiler. Commands:\n";
   for (const Command& c : kCommands) {
-    out << "  " << c.name << std::string(10 - std::string(c.name).size(), ' ') << c.summary << "\n";
+    const size_t length = std::string(c.name).size();
+    out << "  " << c.name << std::string(length < 10 ? 10 - length : 1, ' ') << c.summary << "\n";
   }
   out << "  help      show help for a command: tessera help COMMAND\n\n"
          "Run 'tessera COMMAND --help' for a command's arguments and flags.\n"

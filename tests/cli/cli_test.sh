@@ -488,6 +488,69 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     expect_err "--devices needs --strategy mirrored"
     ;;
 
+  bench_collectives)
+    # Each backend over 2 ranks for 4 small sizes: the nccl-tests header and one row per
+    # size (4K, 8K, 16K, 32K); every size's result is checked by the command itself (exit
+    # 1 otherwise). Timings are figures, never checked. MPI runs where mpirun exists and
+    # Bazel's sandbox does not get in its way.
+    bench=(bench-collectives --np 2 --min-bytes 4K --max-bytes 32K --iters 3 --warmup 1)
+    columns='^# +size\(B\) +count +type +op +time\(us\) +algbw\(GB/s\) +busbw\(GB/s\)'
+    # expect_table OP [PEER]: the header, then exactly one row per size.
+    expect_table() {
+      local op=$1 header=$columns row_tail=''
+      if [[ -n ${2:-} ]]; then
+        header+=' +peer time\(us\) +peer busbw +ratio$'
+        row_tail=' +[0-9.]+ +[0-9.]+ +[0-9.]+'
+      fi
+      grep -Eq "$header" <<<"$out" || fail "expected the header columns /$header/"
+      local rows
+      rows=$(grep -Ec '^ +[0-9]+ +[0-9]+ ' <<<"$out")
+      [[ $rows -eq 4 ]] || fail "expected 4 rows, got $rows"
+      for size in 4096 8192 16384 32768; do
+        grep -Eq "^ +$size +[0-9]+ +f32 +$op +[0-9.]+ +[0-9.]+ +[0-9.]+$row_tail\$" <<<"$out" ||
+          fail "expected one $op row of $size bytes"
+      done
+    }
+    run "$tessera" "${bench[@]}" --backend inprocess
+    expect_code 0
+    expect_table allreduce
+    expect_out "backend inprocess"
+    for op in reduce_scatter all_gather broadcast all_to_all; do
+      run "$tessera" "${bench[@]}" --backend inprocess --op "$op"
+      expect_code 0
+      expect_table "$op"
+    done
+    run "$tessera" "${bench[@]}" --backend gloo --peer
+    expect_code 0
+    expect_table allreduce peer
+    expect_out "# peer: gloo::allreduce"
+    expect_not_out "[rank"
+    run "$tessera" "${bench[@]}" --backend gloo --op all_to_all
+    expect_code 0
+    expect_table all_to_all
+    if command -v mpirun >/dev/null && [[ -z ${TEST_TMPDIR:-} ]]; then
+      run "$tessera" "${bench[@]}" --backend mpi --peer
+      expect_code 0
+      expect_table allreduce peer
+      expect_out "# peer: MPI_Allreduce"
+    fi
+    run "$tessera" bench-collectives --backend nccl --np 2
+    expect_code 2
+    expect_err "--backend is 'nccl' but inprocess, gloo or mpi is required"
+    run "$tessera" bench-collectives --backend gloo --np 0
+    expect_code 2
+    expect_err "--np must be in [1, 256]"
+    run "$tessera" bench-collectives --backend inprocess --peer
+    expect_code 2
+    expect_err "--peer needs --backend gloo or mpi"
+    run "$tessera" bench-collectives --backend inprocess --max-bytes lots
+    expect_code 2
+    expect_err "not 'lots'"
+    run "$tessera" bench-collectives --backend inprocess --op gather
+    expect_code 2
+    expect_err "--op is 'gather'"
+    ;;
+
   *)
     echo "unknown case '$case_name'" >&2
     exit 2
