@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "graph/bind_batch.h"
 #include "graph/status_macros.h"
-#include "kernels/run_op.h"
+#include "graph/tensor_block.h"
 #include "partitioner/shape_folding.h"
 
 namespace tsr {
@@ -144,9 +144,13 @@ class DeviceProgramEmitter {
     if (node.op() == "Placeholder" || node.op() == "Variable") {
       const Shape local = LocalShape(node.output_type(0).shape, ns.results[0], mesh_, device_);
       if (node.op() == "Variable" && ns.results[0].IsSplit()) {
-        return absl::UnimplementedError(absl::StrCat("Variable '", node.name(), "' is split (",
-                                                     ns.results[0].ToString(mesh_),
-                                                     "); split Variables need sharded initialization (not yet)"));
+        // The share is initialized as its block of the whole Variable (runtime/initializers.h).
+        std::vector<int64_t> offset;
+        for (int d = 0; d < local.rank(); ++d) {
+          offset.push_back(LocalRange(node.output_type(0).shape.dim(d), ns.results[0].dims[d], mesh_, device_).first);
+        }
+        attrs["partition_shape"] = AttrValue::FromShape(node.output_type(0).shape);
+        attrs["partition_offset"] = AttrValue::Ints(std::move(offset));
       }
       attrs["shape"] = AttrValue::FromShape(local);
     } else {
@@ -160,6 +164,7 @@ class DeviceProgramEmitter {
         inputs.push_back(in);
       }
       TSR_RETURN_IF_ERROR(LocalizeShapeOperand(node, ns, inputs));
+      TSR_RETURN_IF_ERROR(CheckVariableUpdates(node, ns));
     }
     absl::StatusOr<Node*> added = local_.AddNodeAndInfer(node.name(), node.op(), inputs, std::move(attrs));
     if (!added.ok()) {
@@ -177,6 +182,23 @@ class DeviceProgramEmitter {
       mapped_[node.output(j)] = (*added)->output(j);
     }
     return RescaleMeans(node, ns);
+  }
+
+  // An update writes its result into its Variable: both must be laid out alike.
+  absl::Status CheckVariableUpdates(const Node& node, const NodeSharding& ns) const {
+    if (node.op_def() == nullptr) return absl::OkStatus();
+    const std::vector<int>& updates = node.op_def()->variable_updates;
+    for (size_t i = 0; i < updates.size() && static_cast<int>(i) < node.num_outputs(); ++i) {
+      const TensorRef variable = node.input(updates[i]);
+      const Sharding& held = plan_.ResultOf(variable);
+      if (ns.results[i] != held) {
+        return absl::UnimplementedError(
+            absl::StrCat("node '", node.name(), "' (", node.op(), ") computes Variable '", global_.TensorName(variable),
+                         "' as ", ns.results[i].ToString(mesh_), " but the Variable is ", held.ToString(mesh_),
+                         "; annotate a parameter's optimizer slots like the parameter"));
+      }
+    }
+    return absl::OkStatus();
   }
 
   // Reshape's and Expand's target shapes were folded to global constants: a device whose
@@ -282,6 +304,12 @@ absl::StatusOr<PartitionedProgram> PartitionGraph(const Graph& graph, const Devi
   program.mesh = mesh;
   program.global_batch = options.batch;
   for (const SignatureEntry& e : bound.inputs()) program.input_shardings[e.name] = plan.ResultOf(e.ref);
+  for (const Node* node : order) {
+    if (node->op() == "Variable" && needed[node->id()]) {
+      program.variable_shardings[node->name()] = plan.ResultOf(node->output(0));
+      program.variable_shapes[node->name()] = node->output_type(0).shape;
+    }
+  }
   // Placeholders outside the signature are fed by node name (nn::TrainingFlag's "training").
   for (const Node* node : order) {
     if (node->op() == "Placeholder" && needed[node->id()] && !program.input_shardings.contains(node->name())) {
@@ -296,27 +324,65 @@ absl::StatusOr<PartitionedProgram> PartitionGraph(const Graph& graph, const Devi
   return program;
 }
 
+namespace {
+
+// Device `device`'s block of `value` laid out by `sharding`: its offset and shape.
+absl::StatusOr<Tensor> Share(const Sharding& sharding, const DeviceMesh& mesh, const Tensor& value, int device,
+                             absl::string_view what) {
+  if (static_cast<int>(sharding.dims.size()) != value.shape().rank()) {
+    return absl::InvalidArgumentError(absl::StrCat(what, " has shape ", value.shape().ToString(),
+                                                   " but the program was partitioned for rank ", sharding.dims.size()));
+  }
+  if (!sharding.IsSplit()) return value;
+  std::vector<int64_t> offset(value.shape().rank());
+  Shape shape = value.shape();
+  for (int d = 0; d < value.shape().rank(); ++d) {
+    auto [begin, end] = LocalRange(value.shape().dim(d), sharding.dims[d], mesh, device);
+    offset[d] = begin;
+    shape.set_dim(d, end - begin);
+  }
+  return ExtractBlock(value, offset, shape);
+}
+
+}  // namespace
+
 absl::StatusOr<Tensor> PartitionedProgram::ShareOf(absl::string_view input, const Tensor& value, int device) const {
   auto it = input_shardings.find(std::string(input));
   if (it == input_shardings.end()) {
     return absl::NotFoundError(absl::StrCat("the partitioned program has no input '", input, "'"));
   }
+  return Share(it->second, mesh, value, device, absl::StrCat("input '", input, "'"));
+}
+
+absl::StatusOr<Tensor> PartitionedProgram::VariableShare(absl::string_view name, const Tensor& whole,
+                                                         int device) const {
+  auto it = variable_shardings.find(std::string(name));
+  if (it == variable_shardings.end()) {
+    return absl::NotFoundError(absl::StrCat("the partitioned program has no Variable '", name, "'"));
+  }
+  return Share(it->second, mesh, whole, device, absl::StrCat("Variable '", name, "'"));
+}
+
+absl::StatusOr<Tensor> PartitionedProgram::AssembleVariable(absl::string_view name,
+                                                            const std::vector<Tensor>& shares) const {
+  auto it = variable_shardings.find(std::string(name));
+  if (it == variable_shardings.end()) {
+    return absl::NotFoundError(absl::StrCat("the partitioned program has no Variable '", name, "'"));
+  }
   const Sharding& sharding = it->second;
-  if (static_cast<int>(sharding.dims.size()) != value.shape().rank()) {
-    return absl::InvalidArgumentError(absl::StrCat("input '", input, "' has shape ", value.shape().ToString(),
-                                                   " but the program was partitioned for rank ", sharding.dims.size()));
+  if (static_cast<int>(shares.size()) != mesh.num_devices() || shares.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Variable '", name, "': ", shares.size(), " shares for ", mesh.num_devices(), " devices"));
   }
-  Tensor share = value;
-  for (int d = 0; d < value.shape().rank(); ++d) {
-    if (sharding.dims[d].empty()) continue;
-    auto [begin, end] = LocalRange(value.shape().dim(d), sharding.dims[d], mesh, device);
-    TSR_ASSIGN_OR_RETURN(std::vector<Tensor> sliced,
-                         RunOp("Slice", {share, Tensor::FromVector<int64_t>(Shape{1}, {begin}),
-                                         Tensor::FromVector<int64_t>(Shape{1}, {end}),
-                                         Tensor::FromVector<int64_t>(Shape{1}, {int64_t{d}})}));
-    share = std::move(sliced[0]);
+  if (!sharding.IsSplit()) return shares[0];
+  const Shape& whole = variable_shapes.at(std::string(name));
+  TSR_ASSIGN_OR_RETURN(Tensor value, Tensor::Create(shares[0].dtype(), whole));
+  for (int dev = 0; dev < mesh.num_devices(); ++dev) {
+    std::vector<int64_t> offset(whole.rank());
+    for (int d = 0; d < whole.rank(); ++d) offset[d] = LocalRange(whole.dim(d), sharding.dims[d], mesh, dev).first;
+    TSR_RETURN_IF_ERROR(InsertBlock(value, offset, shares[dev]));
   }
-  return share;
+  return value;
 }
 
 std::string PartitionedProgram::Explain() const {

@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
+#include "graph/tensor.h"
 #include "partitioner/device_mesh.h"
 #include "partitioner/sharding_propagation.h"
 
@@ -61,6 +62,15 @@ struct PartitionedProgram {
   // Device `device`'s share of the global value of signature input `input` (a copy);
   // the whole value for a replicated input. Errors name the input.
   absl::StatusOr<Tensor> ShareOf(absl::string_view input, const Tensor& value, int device) const;
+
+  // The sharding of each Variable the programs hold (split by tensor parallelism, or
+  // replicated).
+  std::map<std::string, Sharding> variable_shardings;
+  std::map<std::string, Shape> variable_shapes;  // their whole shapes
+  // Device `device`'s share of Variable `name`'s whole value.
+  absl::StatusOr<Tensor> VariableShare(absl::string_view name, const Tensor& whole, int device) const;
+  // Variable `name`'s whole value from every device's share (shares[d] from device d).
+  absl::StatusOr<Tensor> AssembleVariable(absl::string_view name, const std::vector<Tensor>& shares) const;
 
   // The per-device report of `tessera compile --strategy ... --explain`: the mesh, the
   // shardings of the signature, each collective and why, and each device's program.

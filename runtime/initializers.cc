@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "graph/attr_reader.h"
 #include "graph/status_macros.h"
+#include "graph/tensor_block.h"
 #include "kernels/reference/convert.h"
 #include "kernels/reference/philox.h"
 
@@ -120,15 +121,32 @@ absl::StatusOr<Tensor> InitializeVariable(const Node& node, uint64_t session_see
     return absl::InvalidArgumentError(absl::StrCat("variable '", node.name(), "': ", message));
   };
   const DType dtype = attrs.GetType("dtype");
-  const Shape shape = attrs.GetShape("shape");
+  const Shape share = attrs.GetShape("shape");
   if (!IsValidDType(dtype)) return error("attribute 'dtype' is not a valid dtype");
-  if (!shape.is_static()) return error(absl::StrCat("shape ", shape.ToString(), " must be static"));
+  if (!share.is_static()) return error(absl::StrCat("shape ", share.ToString(), " must be static"));
+  // A share of a split Variable: the whole is initialized, and the share is its block.
+  Shape shape = share;
+  std::vector<int64_t> offset(share.rank(), 0);
+  if (node.FindAttr("partition_shape") != nullptr) {
+    shape = attrs.GetShape("partition_shape");
+    offset = attrs.GetInts("partition_offset");
+    if (!shape.is_static() || static_cast<int>(offset.size()) != share.rank() || shape.rank() != share.rank()) {
+      return error(absl::StrCat("partition_shape ", shape.ToString(), " and partition_offset do not describe a block ",
+                                share.ToString()));
+    }
+  }
+  const auto block = [&](Tensor whole) -> absl::StatusOr<Tensor> {
+    if (shape == share) return whole;
+    absl::StatusOr<Tensor> b = ExtractBlock(whole, offset, share);
+    if (!b.ok()) return error(b.status().message());
+    return b;
+  };
   if (const Tensor* value = attrs.GetTensor("value"); value != nullptr && value->valid()) {
     if (value->dtype() != dtype || value->shape() != shape) {
       return error(absl::StrCat("attribute 'value' is ", value->type().ToString(), " but the variable is ",
                                 TensorType(dtype, shape).ToString()));
     }
-    return value->Clone();
+    return block(value->Clone());
   }
   TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape));
   const std::string init = attrs.GetString("initializer");
@@ -166,7 +184,7 @@ absl::StatusOr<Tensor> InitializeVariable(const Node& node, uint64_t session_see
   } else {
     return error(absl::StrCat("unknown initializer '", init, "'"));
   }
-  return t;
+  return block(std::move(t));
 }
 
 }  // namespace tsr

@@ -90,10 +90,31 @@ class PartitionedStep : public StepProgram {
     return std::move(out[0]);
   }
   std::vector<std::string> VariableNames() const override { return devices_[0]->VariableNames(); }
-  // Replicated Variables: every device holds the same value.
-  absl::StatusOr<Tensor> ReadVariable(absl::string_view name) override { return devices_[0]->ReadVariable(name); }
+  // A replicated Variable is read from the first device; a split one is assembled from
+  // every device's share (all of them must run in this process).
+  absl::StatusOr<Tensor> ReadVariable(absl::string_view name) override {
+    auto it = program_.variable_shardings.find(std::string(name));
+    if (it == program_.variable_shardings.end() || !it->second.IsSplit()) return devices_[0]->ReadVariable(name);
+    if (static_cast<int>(devices_.size()) != program_.mesh.num_devices()) {
+      return absl::UnimplementedError(absl::StrCat("Variable '", name,
+                                                   "' is split over devices of other processes; reading it whole "
+                                                   "needs a gather across processes (not yet)"));
+    }
+    std::vector<Tensor> shares;
+    for (auto& device : devices_) {
+      TSR_ASSIGN_OR_RETURN(Tensor share, device->ReadVariable(name));
+      shares.push_back(std::move(share));
+    }
+    return program_.AssembleVariable(name, shares);
+  }
   absl::Status AssignVariable(absl::string_view name, const Tensor& value) override {
-    for (auto& device : devices_) TSR_RETURN_IF_ERROR(device->AssignVariable(name, value));
+    for (size_t i = 0; i < devices_.size(); ++i) {
+      absl::StatusOr<Tensor> share = program_.variable_shardings.contains(std::string(name))
+                                         ? program_.VariableShare(name, value, device_ids_[i])
+                                         : absl::StatusOr<Tensor>(value);
+      TSR_RETURN_IF_ERROR(share.status());
+      TSR_RETURN_IF_ERROR(devices_[i]->AssignVariable(name, *share));
+    }
     return absl::OkStatus();
   }
   std::string Summary() const override { return summary_; }

@@ -15,12 +15,14 @@
 #include "graph/builder/nn.h"
 #include "graph/builder/optimizers.h"
 #include "graph/proto/graph_def_io.h"
+#include "partitioner/device_mesh.h"
 #include "runtime/collectives/collective_groups.h"
 #include "runtime/data/idx_reader.h"
 #include "runtime/launch/world_info.h"
 #include "runtime/trainer/trainer.h"
 #include "strategies/data_parallel.h"
 #include "strategies/distributed_step.h"
+#include "strategies/tensor_parallel.h"
 #include "tools/command.h"
 #include "tools/world_collectives.h"
 #ifdef TESSERA_HAS_COMPILER
@@ -38,7 +40,8 @@ constexpr absl::string_view kUsage =
     "                     [--lr X] [--schedule S] [--momentum X] [--weight-decay X] [--clip-norm X]\n"
     "                     [--dropout X] [--seed N] [--threads N] [--max-steps N] [--checkpoint-dir DIR]\n"
     "                     [--checkpoint-every N] [--keep N] [--no-resume] [--logdir DIR] [--save FILE]\n"
-    "                     [--interpret] [--dump-ir DIR] [--strategy mirrored --devices N | multi-worker]";
+    "                     [--interpret] [--dump-ir DIR] [--strategy mirrored|tensor-parallel --devices N |\n"
+    "                      multi-worker | hybrid --mesh data=D,model=M]";
 constexpr absl::string_view kDescription =
     "Trains a classifier on an MNIST-format dataset: DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte\n"
     "(.gz or not; default DIR: Fashion-MNIST from Debian's dataset-fashion-mnist). The model is\n"
@@ -58,7 +61,10 @@ constexpr absl::string_view kDescription =
     "the update, which gives the weights one device would reach on the same global batch.\n"
     "--strategy multi-worker does the same across the processes of a job started by\n"
     "`tessera launch --nproc N [--backend gloo|mpi] -- tessera train ...` (or mpirun): each\n"
-    "process reads the same batches and trains on its share; rank 0 prints, logs and saves.";
+    "process reads the same batches and trains on its share; rank 0 prints, logs and saves.\n"
+    "--strategy tensor-parallel --devices N splits the dense layers' weights over N virtual\n"
+    "devices (Megatron: alternately by columns and rows); --strategy hybrid --mesh\n"
+    "data=D,model=M does both on a D x M mesh.";
 
 absl::Status ParseDouble(absl::string_view flag, const std::string& text, double* out) {
   if (!absl::SimpleAtod(text, out) || !std::isfinite(*out)) {
@@ -131,7 +137,10 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   flags.AddString("dump-ir", '\0', "DIR", &dump_ir, "write the IR of every compiled step after every pass here");
   std::string strategy_name = "one-device";
   int64_t devices = 1;
-  flags.AddString("strategy", '\0', "NAME", &strategy_name, "one-device (default), mirrored or multi-worker");
+  flags.AddString("strategy", '\0', "NAME", &strategy_name,
+                  "one-device (default), mirrored, multi-worker, tensor-parallel or hybrid");
+  std::string mesh_text;
+  flags.AddString("mesh", '\0', "AXES", &mesh_text, "the mesh of --strategy hybrid: data=D,model=M");
   flags.AddInt("devices", '\0', "N", &devices, "devices of --strategy mirrored (default 1)");
   absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(args);
   if (!positionals.ok()) return UsageError(err, "train", positionals.status().message());
@@ -165,10 +174,24 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   options.out = &err;
   if (interpret && !dump_ir.empty())
     return UsageError(err, "train", "--dump-ir needs the compiled steps, not --interpret");
-  if (strategy_name != "one-device" && strategy_name != "mirrored" && strategy_name != "multi-worker") {
-    return UsageError(
-        err, "train",
-        absl::StrCat("--strategy is '", strategy_name, "' but one-device, mirrored or multi-worker is required"));
+  if (strategy_name != "one-device" && strategy_name != "mirrored" && strategy_name != "multi-worker" &&
+      strategy_name != "tensor-parallel" && strategy_name != "hybrid") {
+    return UsageError(err, "train",
+                      absl::StrCat("--strategy is '", strategy_name,
+                                   "' but one-device, mirrored, multi-worker, tensor-parallel or hybrid is required"));
+  }
+  if ((strategy_name == "hybrid") != !mesh_text.empty()) {
+    return UsageError(err, "train", "--mesh goes with --strategy hybrid (and hybrid needs --mesh data=D,model=M)");
+  }
+  int hybrid_data = 0, hybrid_model = 0;
+  if (strategy_name == "hybrid") {
+    absl::StatusOr<DeviceMesh> mesh = DeviceMesh::Parse(mesh_text);
+    if (!mesh.ok()) return UsageError(err, "train", mesh.status().message());
+    if (mesh->num_axes() != 2 || mesh->AxisIndex("data") != 0 || mesh->AxisIndex("model") != 1) {
+      return UsageError(err, "train", absl::StrCat("--mesh is '", mesh_text, "' but data=D,model=M is required"));
+    }
+    hybrid_data = mesh->axis_size(0);
+    hybrid_model = mesh->axis_size(1);
   }
   if (strategy_name == "multi-worker" && !checkpoint_dir.empty()) {
     return UsageError(err, "train", "--checkpoint-dir with --strategy multi-worker is not supported yet");
@@ -187,8 +210,8 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
   }
   if (devices < 1 || devices > 256) return UsageError(err, "train", "--devices must be in [1, 256]");
-  if (strategy_name == "one-device" && devices != 1) {
-    return UsageError(err, "train", "--devices needs --strategy mirrored");
+  if (strategy_name != "mirrored" && strategy_name != "tensor-parallel" && devices != 1) {
+    return UsageError(err, "train", "--devices needs --strategy mirrored or tensor-parallel");
   }
 #ifdef TESSERA_HAS_COMPILER
   if (!interpret) options.step_compiler = CompiledStepCompiler({.dump_ir_dir = dump_ir});
@@ -208,12 +231,17 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
     options.step_compiler = PartitionedStepCompiler(std::make_shared<MultiWorkerMirroredStrategy>(world->world_size),
                                                     std::move(partitioned));
   }
-  if (strategy_name == "mirrored") {
+  std::shared_ptr<const Strategy> in_process;
+  if (strategy_name == "mirrored") in_process = std::make_shared<MirroredStrategy>(static_cast<int>(devices));
+  if (strategy_name == "tensor-parallel") {
+    in_process = std::make_shared<TensorParallelStrategy>(static_cast<int>(devices));
+  }
+  if (strategy_name == "hybrid") in_process = std::make_shared<HybridStrategy>(hybrid_data, hybrid_model);
+  if (in_process != nullptr) {
     // Each device's program is compiled (or interpreted) as a one-device step would be.
     PartitionedStepOptions partitioned{.device_compiler = options.step_compiler,
                                        .threads_per_device = threads > 0 ? static_cast<int>(threads) : 1};
-    options.step_compiler =
-        PartitionedStepCompiler(std::make_shared<MirroredStrategy>(static_cast<int>(devices)), std::move(partitioned));
+    options.step_compiler = PartitionedStepCompiler(std::move(in_process), std::move(partitioned));
   }
   absl::StatusOr<OptimizerKind> kind = ParseOptimizerKind(optimizer);
   if (!kind.ok()) return UsageError(err, "train", kind.status().message());

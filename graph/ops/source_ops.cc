@@ -136,6 +136,11 @@ absl::Status RegisterSourceOps(OpRegistry& registry) {
                                             .Attr("seed", AttrType::kInt, AttrValue::Int(0))
                                             .Attr("trainable", AttrType::kBool, AttrValue::Bool(true))
                                             .OptionalAttr("value", AttrType::kTensor)
+                                            // A device's share of a split Variable (partitioner/):
+                                            // the whole Variable's shape and where the share starts;
+                                            // the share is initialized as that block of the whole.
+                                            .OptionalAttr("partition_shape", AttrType::kShape)
+                                            .OptionalAttr("partition_offset", AttrType::kInts)
                                             .Stateful()
                                             .Infer(InferVariable)
                                             .Build()));

@@ -423,6 +423,12 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --seed 3 -q --strategy mirrored --devices 2
     expect_code 0
     [[ ${out%%(*} == "${one_device%%(*}" ]] || fail "mirrored training ended elsewhere: '$out' vs one device '$one_device'"
+    run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --seed 3 -q --strategy tensor-parallel --devices 2
+    expect_code 0
+    [[ ${out%%(*} == "${one_device%%(*}" ]] || fail "tensor-parallel training ended elsewhere: '$out' vs '$one_device'"
+    run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --seed 3 -q --strategy hybrid --mesh data=2,model=2
+    expect_code 0
+    [[ ${out%%(*} == "${one_device%%(*}" ]] || fail "hybrid training ended elsewhere: '$out' vs '$one_device'"
     ;;
 
   train_multi_worker)
@@ -482,10 +488,13 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     expect_code 1
     run "$tessera" train mlp --strategy ring
     expect_code 2
-    expect_err "--strategy is 'ring' but one-device, mirrored or multi-worker is required"
+    expect_err "--strategy is 'ring' but one-device, mirrored, multi-worker, tensor-parallel or hybrid is required"
+    run "$tessera" train mlp --strategy hybrid --mesh data=2
+    expect_code 2
+    expect_err "data=D,model=M"
     run "$tessera" train mlp --devices 2
     expect_code 2
-    expect_err "--devices needs --strategy mirrored"
+    expect_err "--devices needs --strategy mirrored or tensor-parallel"
     ;;
 
   bench_collectives)

@@ -21,77 +21,25 @@
 #include "partitioner/spmd_partitioner.h"
 #include "runtime/mesh_session.h"
 #include "runtime/session.h"
+#include "tests/partitioner/strategy_equivalence.h"
 #include "tests/partitioner/training_fixtures.h"
 
 namespace tsr {
 namespace {
 
-constexpr int kSteps = 20;
-constexpr uint64_t kSeed = 7;
-
-// Trains `t` for kSteps on one device and on `devices` mirrored devices; compares.
-void ExpectMirroredMatchesOneDevice(const TrainingGraph& t, const Shape& image_shape, int devices, double lr) {
-  SCOPED_TRACE(::testing::Message() << devices << " devices, global batch " << image_shape.dim(0));
-  std::printf("data seed 1234, variable seed %llu\n", static_cast<unsigned long long>(kSeed));
-  const std::vector<TrainingBatch> batches = RandomBatches(image_shape, kSteps, 1234);
-  const Tensor rate = Tensor::Scalar<float>(static_cast<float>(lr));
-
-  absl::StatusOr<std::unique_ptr<Session>> one = Session::Create(t.graph.Clone(), {.num_threads = 1, .seed = kSeed});
-  ASSERT_TRUE(one.ok()) << one.status();
-  std::vector<double> losses;
-  for (const TrainingBatch& batch : batches) {
-    absl::StatusOr<std::vector<Tensor>> out =
-        (*one)->Run({{"image", batch.image}, {"labels", batch.labels}, {"learning_rate", rate}}, {"loss"},
-                    RunOptions{.targets = t.updates});
-    ASSERT_TRUE(out.ok()) << out.status();
-    losses.push_back((*out)[0].GetAsDouble(0));
-  }
-
-  MirroredStrategy strategy(devices);
-  absl::StatusOr<StrategyPlan> plan = strategy.Plan(t.graph);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  absl::StatusOr<PartitionedProgram> program =
-      PartitionGraph(t.graph, plan->mesh, plan->annotations, {.batch = image_shape.dim(0), .targets = t.updates});
-  ASSERT_TRUE(program.ok()) << program.status();
-  // One all-reduce per trainable weight's gradient (plus the loss): nothing is gathered
-  // but the fetched logits.
+// Mirrored: one all-reduce per trainable weight's gradient (plus the loss); nothing is
+// gathered but the fetched logits.
+void ExpectDataParallelCollectives(const PartitionedProgram& program) {
   int gradient_reductions = 0;
-  for (const CollectiveReason& r : program->collectives) {
+  for (const CollectiveReason& r : program.collectives) {
     if (r.collective.rfind("AllReduce", 0) == 0 && r.consumer.find("input") != std::string::npos) ++gradient_reductions;
-    if (r.collective.rfind("AllGather", 0) == 0) EXPECT_EQ(r.consumer, "output 'logits'") << program->Explain();
+    if (r.collective.rfind("AllGather", 0) == 0) EXPECT_EQ(r.consumer, "output 'logits'") << program.Explain();
   }
-  EXPECT_GE(gradient_reductions, 2) << program->Explain();
+  EXPECT_GE(gradient_reductions, 2) << program.Explain();
+}
 
-  PartitionedProgram& p = *program;
-  std::vector<std::vector<std::vector<std::pair<std::string, Tensor>>>> feeds(kSteps);
-  for (int s = 0; s < kSteps; ++s) {
-    for (int d = 0; d < devices; ++d) {
-      absl::StatusOr<Tensor> image = p.ShareOf("image", batches[s].image, d);
-      absl::StatusOr<Tensor> labels = p.ShareOf("labels", batches[s].labels, d);
-      ASSERT_TRUE(image.ok() && labels.ok());
-      feeds[s].push_back({{"image", *image}, {"labels", *labels}, {"learning_rate", rate}});
-    }
-  }
-  absl::StatusOr<std::unique_ptr<MeshSession>> mesh =
-      MeshSession::Create(std::move(p.devices), {{"data", devices}}, {.threads_per_device = 1, .seed = kSeed});
-  ASSERT_TRUE(mesh.ok()) << mesh.status();
-  for (int s = 0; s < kSteps; ++s) {
-    absl::StatusOr<std::vector<std::vector<Tensor>>> out = (*mesh)->Run(feeds[s], {"loss"}, {.targets = t.updates});
-    ASSERT_TRUE(out.ok()) << out.status();
-    for (int d = 0; d < devices; ++d) {
-      EXPECT_NEAR((*out)[d][0].GetAsDouble(0), losses[s], 1e-5 * std::abs(losses[s]))
-          << "step " << s << " device " << d;
-    }
-  }
-  for (const std::string& name : t.variables) {
-    absl::StatusOr<Tensor> expected = (*one)->GetVariable(name);
-    ASSERT_TRUE(expected.ok()) << expected.status();
-    for (int d = 0; d < devices; ++d) {
-      absl::StatusOr<Tensor> got = (*mesh)->device(d).GetVariable(name);
-      ASSERT_TRUE(got.ok()) << got.status();
-      EXPECT_LE(RelativeError(*got, *expected), 1e-5) << "variable " << name << " on device " << d;
-    }
-  }
+void ExpectMirroredMatchesOneDevice(const TrainingGraph& t, const Shape& image_shape, int devices, double lr) {
+  ExpectStrategyMatchesOneDevice(t, MirroredStrategy(devices), image_shape, lr, ExpectDataParallelCollectives);
 }
 
 TEST(DataParallelTest, MlpMirroredTwoDevicesMatchesOneDevice) {
