@@ -1645,7 +1645,9 @@ def Tsr_VariableOp : Tsr_Op<"Variable", [Tsr_RegistryVerified]> {
     DefaultValuedAttr<F64Attr, "0.050000000000000003">:$init_stddev,
     DefaultValuedAttr<I64Attr, "0">:$seed,
     DefaultValuedAttr<BoolAttr, "true">:$trainable,
-    OptionalAttr<ElementsAttr>:$value);
+    OptionalAttr<ElementsAttr>:$value,
+    OptionalAttr<Tsr_ShapeAttr>:$partition_shape,
+    OptionalAttr<DenseI64ArrayAttr>:$partition_offset);
   let results = (outs
     Tsr_Tensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
