@@ -20,7 +20,10 @@
 //    all-gathers and all-to-alls know every rank's row count. A barrier is the exchange
 //    alone.
 //  - Then the data moves on the tensors' own buffers, with Gloo's per-operation timeout:
-//    all-reduce is Gloo's pipelined ring (gloo::allreduce, Algorithm::RING) in place;
+//    all-reduce is Gloo's pipelined ring (gloo::allreduce, Algorithm::RING) in place,
+//    except that a small one (at most 256 KiB / (W-1) bytes) travels inside the
+//    descriptor exchange and each rank reduces every rank's copy in rank order, which
+//    saves the ring's 2(W-1) rounds of messages;
 //    reduce-scatter a ring of W-1 steps over unbound buffers that sends each rank's
 //    partial sums of one block to the next (its rows by SplitBegin's rule land in the
 //    output, nothing else is gathered); all-gather gloo::allgatherv, all-to-all
