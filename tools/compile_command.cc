@@ -1,6 +1,7 @@
 // `tessera compile MODEL -o OUT.tsrx`: compiles a model (GraphDef or ONNX) ahead of time
 // through the MLIR pipeline (compiler/pipeline/compile_graph.h) into a .tsrx executable
 // that `tessera run OUT.tsrx` loads and runs without the compiler.
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -9,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "graph/onnx/onnx_importer.h"
 #include "graph/proto/graph_def_io.h"
+#include "partitioner/spmd_partitioner.h"
+#include "strategies/strategy_factory.h"
 #include "tools/command.h"
 #include "tools/variable_values.h"
 #ifdef TESSERA_HAS_COMPILER
@@ -22,7 +25,8 @@ namespace {
 
 constexpr absl::string_view kUsage =
     "tessera compile MODEL -o OUT.tsrx [--batch N] [--threads N] [--dump-ir DIR] [--target-cpu CPU]\n"
-    "                      [--target-features FEATURES] [--no-fusion] [--seed N] [--quiet]";
+    "                      [--target-features FEATURES] [--no-fusion] [--seed N] [--quiet]\n"
+    "       tessera compile MODEL --strategy NAME [--devices N | --mesh data=D,model=M] [--batch N] --explain";
 constexpr absl::string_view kDescription =
     "Compiles MODEL (a GraphDef: .pb or .tsrg binary, .pbtxt text; or an ONNX model, .onnx)\n"
     "ahead of time into a .tsrx executable, written atomically to OUT: the batch dimension\n"
@@ -35,7 +39,11 @@ constexpr absl::string_view kDescription =
     "from --seed. Run the result with 'tessera run OUT.tsrx --input NAME=FILE.npy'; its\n"
     "inputs must have exactly the compiled shapes. --dump-ir writes the IR after every\n"
     "stage, the module given to code generation and the executable's steps and buffer plan.\n"
-    "Training graphs (optimizer updates) do not compile yet.";
+    "Training graphs (optimizer updates) do not compile yet.\n"
+    "With --strategy (mirrored, tensor-parallel, hybrid, multi-worker) and --explain, partitions\n"
+    "MODEL (a training graph too) over the strategy's device mesh and prints each device's\n"
+    "program and, for every collective inserted, which tensor it moves, from which sharding\n"
+    "to which, and for which consumer.";
 
 }  // namespace
 
@@ -56,6 +64,14 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   flags.AddBool("no-fusion", '\0', &no_fusion, "no fusion: every op a library kernel (a baseline)");
   flags.AddInt("seed", '\0', "N", &seed, "seed of the initializers of Variables without a value (default 0)");
   flags.AddBool("quiet", 'q', &quiet, "print nothing but errors");
+  StrategySpec strategy_spec;
+  int64_t devices = 1;
+  bool explain = false;
+  flags.AddString("strategy", '\0', "NAME", &strategy_spec.name,
+                  "partition for mirrored, tensor-parallel, hybrid or multi-worker (with --explain)");
+  flags.AddInt("devices", '\0', "N", &devices, "devices of --strategy (default 1)");
+  flags.AddString("mesh", '\0', "AXES", &strategy_spec.mesh, "the mesh of --strategy hybrid: data=D,model=M");
+  flags.AddBool("explain", '\0', &explain, "print each device's program and why each collective was inserted");
   absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(args);
   if (!positionals.ok()) return UsageError(err, "compile", positionals.status().message());
   if (flags.help_requested()) {
@@ -65,7 +81,16 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   if (positionals->size() != 1) {
     return UsageError(err, "compile", absl::StrCat("expected one MODEL, got ", positionals->size(), " arguments"));
   }
-  if (output.empty()) return UsageError(err, "compile", "-o OUT.tsrx is required");
+  strategy_spec.devices = static_cast<int>(std::clamp<int64_t>(devices, -1, 1 << 20));
+  absl::StatusOr<std::shared_ptr<const Strategy>> strategy = MakeStrategy(strategy_spec);
+  if (!strategy.ok()) return UsageError(err, "compile", strategy.status().message());
+  if (explain != (*strategy != nullptr)) {
+    return UsageError(err, "compile", "--explain goes with --strategy (a partitioned compile prints its plan)");
+  }
+  if (explain && !output.empty()) {
+    return UsageError(err, "compile", "-o with --strategy: partitioned executables are not written yet; use --explain");
+  }
+  if (output.empty() && !explain) return UsageError(err, "compile", "-o OUT.tsrx is required");
   if (batch < 1 || batch > (int64_t{1} << 31)) return UsageError(err, "compile", "--batch must be in [1, 2^31]");
   if (threads < 0 || threads > 4096) return UsageError(err, "compile", "--threads must be in [0, 4096]");
   if (seed < 0) return UsageError(err, "compile", "--seed must not be negative");
@@ -76,6 +101,21 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   const std::string& model = (*positionals)[0];
   absl::StatusOr<Graph> graph = IsOnnxModelPath(model) ? LoadOnnxGraph(model) : LoadGraph(model);
   if (!graph.ok()) return Failure(err, "compile", graph.status());
+  if (explain) {
+    absl::StatusOr<StrategyPlan> plan = (*strategy)->Plan(*graph);
+    if (!plan.ok()) return Failure(err, "compile", plan.status());
+    // A training graph's optimizer and model updates are kept as the step's targets.
+    PartitionOptions partition{.batch = batch};
+    for (const Node* node : graph->nodes()) {
+      if (node->op_def() != nullptr && !node->op_def()->variable_updates.empty()) {
+        partition.targets.push_back(node->name());
+      }
+    }
+    absl::StatusOr<PartitionedProgram> program = PartitionGraph(*graph, plan->mesh, plan->annotations, partition);
+    if (!program.ok()) return Failure(err, "compile", program.status());
+    out << (*strategy)->name() << ": " << program->Explain();
+    return kExitOk;
+  }
   CompileOptions options;
   options.batch = batch;
   options.threads = static_cast<int>(threads);

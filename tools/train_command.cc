@@ -15,14 +15,12 @@
 #include "graph/builder/nn.h"
 #include "graph/builder/optimizers.h"
 #include "graph/proto/graph_def_io.h"
-#include "partitioner/device_mesh.h"
 #include "runtime/collectives/collective_groups.h"
 #include "runtime/data/idx_reader.h"
 #include "runtime/launch/world_info.h"
 #include "runtime/trainer/trainer.h"
-#include "strategies/data_parallel.h"
 #include "strategies/distributed_step.h"
-#include "strategies/tensor_parallel.h"
+#include "strategies/strategy_factory.h"
 #include "tools/command.h"
 #include "tools/world_collectives.h"
 #ifdef TESSERA_HAS_COMPILER
@@ -174,24 +172,8 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   options.out = &err;
   if (interpret && !dump_ir.empty())
     return UsageError(err, "train", "--dump-ir needs the compiled steps, not --interpret");
-  if (strategy_name != "one-device" && strategy_name != "mirrored" && strategy_name != "multi-worker" &&
-      strategy_name != "tensor-parallel" && strategy_name != "hybrid") {
-    return UsageError(err, "train",
-                      absl::StrCat("--strategy is '", strategy_name,
-                                   "' but one-device, mirrored, multi-worker, tensor-parallel or hybrid is required"));
-  }
-  if ((strategy_name == "hybrid") != !mesh_text.empty()) {
-    return UsageError(err, "train", "--mesh goes with --strategy hybrid (and hybrid needs --mesh data=D,model=M)");
-  }
-  int hybrid_data = 0, hybrid_model = 0;
-  if (strategy_name == "hybrid") {
-    absl::StatusOr<DeviceMesh> mesh = DeviceMesh::Parse(mesh_text);
-    if (!mesh.ok()) return UsageError(err, "train", mesh.status().message());
-    if (mesh->num_axes() != 2 || mesh->AxisIndex("data") != 0 || mesh->AxisIndex("model") != 1) {
-      return UsageError(err, "train", absl::StrCat("--mesh is '", mesh_text, "' but data=D,model=M is required"));
-    }
-    hybrid_data = mesh->axis_size(0);
-    hybrid_model = mesh->axis_size(1);
+  if (strategy_name == "multi-worker" && devices != 1) {
+    return UsageError(err, "train", "--devices does not apply to multi-worker: the job's process count does");
   }
   if (strategy_name == "multi-worker" && !checkpoint_dir.empty()) {
     return UsageError(err, "train", "--checkpoint-dir with --strategy multi-worker is not supported yet");
@@ -209,39 +191,31 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
       quiet = true;
     }
   }
-  if (devices < 1 || devices > 256) return UsageError(err, "train", "--devices must be in [1, 256]");
-  if (strategy_name != "mirrored" && strategy_name != "tensor-parallel" && devices != 1) {
-    return UsageError(err, "train", "--devices needs --strategy mirrored or tensor-parallel");
-  }
+  absl::StatusOr<std::shared_ptr<const Strategy>> strategy =
+      MakeStrategy({.name = strategy_name,
+                    .devices = strategy_name == "multi-worker" ? world->world_size : static_cast<int>(devices),
+                    .mesh = mesh_text});
+  if (!strategy.ok()) return UsageError(err, "train", strategy.status().message());
 #ifdef TESSERA_HAS_COMPILER
   if (!interpret) options.step_compiler = CompiledStepCompiler({.dump_ir_dir = dump_ir});
 #else
   if (!dump_ir.empty()) return UsageError(err, "train", "--dump-ir: this build has no compiler (MLIR not found)");
 #endif
   std::shared_ptr<CollectiveGroupTable> world_groups;
-  if (strategy_name == "multi-worker") {
-    absl::StatusOr<std::shared_ptr<Collectives>> joined = JoinWorld(*world, CollectivesOptions{});
-    if (!joined.ok()) return Failure(err, "train", joined.status());
-    world_groups = std::make_shared<CollectiveGroupTable>();
-    world_groups->Add({"data"}, *std::move(joined));
-    PartitionedStepOptions partitioned{.device_compiler = options.step_compiler,
-                                       .threads_per_device = threads > 0 ? static_cast<int>(threads) : 1,
-                                       .process_device = world->rank,
-                                       .process_groups = world_groups};
-    options.step_compiler = PartitionedStepCompiler(std::make_shared<MultiWorkerMirroredStrategy>(world->world_size),
-                                                    std::move(partitioned));
-  }
-  std::shared_ptr<const Strategy> in_process;
-  if (strategy_name == "mirrored") in_process = std::make_shared<MirroredStrategy>(static_cast<int>(devices));
-  if (strategy_name == "tensor-parallel") {
-    in_process = std::make_shared<TensorParallelStrategy>(static_cast<int>(devices));
-  }
-  if (strategy_name == "hybrid") in_process = std::make_shared<HybridStrategy>(hybrid_data, hybrid_model);
-  if (in_process != nullptr) {
+  if (*strategy != nullptr) {
     // Each device's program is compiled (or interpreted) as a one-device step would be.
     PartitionedStepOptions partitioned{.device_compiler = options.step_compiler,
                                        .threads_per_device = threads > 0 ? static_cast<int>(threads) : 1};
-    options.step_compiler = PartitionedStepCompiler(std::move(in_process), std::move(partitioned));
+    if (strategy_name == "multi-worker") {
+      // This process runs its own device, over the job's communicator.
+      absl::StatusOr<std::shared_ptr<Collectives>> joined = JoinWorld(*world, CollectivesOptions{});
+      if (!joined.ok()) return Failure(err, "train", joined.status());
+      world_groups = std::make_shared<CollectiveGroupTable>();
+      world_groups->Add({"data"}, *std::move(joined));
+      partitioned.process_device = world->rank;
+      partitioned.process_groups = world_groups;
+    }
+    options.step_compiler = PartitionedStepCompiler(*std::move(strategy), std::move(partitioned));
   }
   absl::StatusOr<OptimizerKind> kind = ParseOptimizerKind(optimizer);
   if (!kind.ok()) return UsageError(err, "train", kind.status().message());

@@ -363,6 +363,18 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     # A graph with a loss (labels as a second input) compiles too; its Variables are frozen.
     run "$tessera" example mlp --training -o "$tmp/train.pb"
     expect_code 0
+    # --strategy --explain: the per-device programs and why each collective is there.
+    run "$tessera" compile "$tmp/train.pb" --strategy tensor-parallel --devices 2 --batch 8 --explain
+    expect_code 0
+    expect_out "tensor-parallel(2): mesh {model=2}, 2 devices, global batch 8"
+    expect_out "AllReduce dense_1/MatMul/all_reduce: 'dense_1/MatMul' partial{model} -> replicated for node 'dense_1/Add' input 0"
+    expect_out "== device 1 (coordinates 1)"
+    run "$tessera" compile "$tmp/train.pb" --strategy mirrored --devices 2 --batch 8 --explain
+    expect_code 0
+    expect_out "AllGather logits/Add/all_gather: 'logits/Add' [{data}, -] -> replicated for output 'logits'"
+    run "$tessera" compile "$tmp/train.pb" --explain
+    expect_code 2
+    expect_err "--explain goes with --strategy"
     run "$tessera" compile "$tmp/train.pb" -o "$tmp/train.tsrx" --batch 4 --quiet
     expect_code 0
     [[ -z $out && -s $tmp/train.tsrx ]] || fail "--quiet printed, or no executable was written"
