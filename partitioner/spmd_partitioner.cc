@@ -11,6 +11,7 @@
 #include "graph/bind_batch.h"
 #include "graph/status_macros.h"
 #include "graph/tensor_block.h"
+#include "partitioner/all_reduce_combiner.h"
 #include "partitioner/shape_folding.h"
 
 namespace tsr {
@@ -319,6 +320,12 @@ absl::StatusOr<PartitionedProgram> PartitionGraph(const Graph& graph, const Devi
   for (int d = 0; d < mesh.num_devices(); ++d) {
     DeviceProgramEmitter emitter(bound, plan, mesh, d, d == 0 ? &program.collectives : nullptr);
     TSR_ASSIGN_OR_RETURN(Graph local, emitter.Emit(needed, order));
+    if (options.combine_threshold_bytes > 0) {
+      AllReduceCombination combination;
+      TSR_ASSIGN_OR_RETURN(local, CombineAllReduces(local, options.combine_threshold_bytes, &combination));
+      program.all_reduce_buckets = combination.buckets;
+      program.combined_all_reduces = combination.combined;
+    }
     program.devices.push_back(std::move(local));
   }
   return program;
@@ -388,7 +395,12 @@ absl::StatusOr<Tensor> PartitionedProgram::AssembleVariable(absl::string_view na
 std::string PartitionedProgram::Explain() const {
   std::string text =
       absl::StrCat("mesh ", mesh.ToString(), ", ", devices.size(), " devices, global batch ", global_batch, "\n");
-  absl::StrAppend(&text, collectives.size(), " collectives per device:\n");
+  absl::StrAppend(&text, collectives.size(), " collectives per device",
+                  all_reduce_buckets > 0
+                      ? absl::StrCat(" (", combined_all_reduces, " gradient all-reduces packed into ",
+                                     all_reduce_buckets, all_reduce_buckets == 1 ? " bucket)" : " buckets)")
+                      : "",
+                  ":\n");
   for (const CollectiveReason& r : collectives) {
     absl::StrAppend(&text, "  ", r.collective, ": '", r.tensor, "' ", r.from, " -> ", r.to, " for ", r.consumer, "\n");
   }

@@ -38,6 +38,9 @@ struct PartitionOptions {
   int64_t batch = 1;  // the global batch the symbolic batch dimension is bound to
   // Nodes to keep besides those the signature outputs need (a training step's updates).
   std::vector<std::string> targets;
+  // Gradient all-reduces are packed into buckets of at most this many bytes
+  // (all_reduce_combiner.h; PyTorch DDP's default bucket); 0: one all-reduce each.
+  int64_t combine_threshold_bytes = int64_t{25} << 20;
 };
 
 // Why a collective was inserted: which tensor, which change of sharding, for whom.
@@ -55,6 +58,9 @@ struct PartitionedProgram {
   // Collectives of device 0's program, in program order (every device has the same).
   std::vector<CollectiveReason> collectives;
   int64_t global_batch = 1;
+  // Gradient all-reduces packed into buckets, per device program.
+  int all_reduce_buckets = 0;
+  int combined_all_reduces = 0;
   // The sharding of each signature input, and of each Placeholder outside the signature
   // by its node name (what ShareOf cuts).
   std::map<std::string, Sharding> input_shardings;

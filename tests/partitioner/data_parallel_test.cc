@@ -61,6 +61,36 @@ TEST(DataParallelTest, LeNetMirroredTwoDevicesMatchesOneDevice) {
   ExpectMirroredMatchesOneDevice(Training(*std::move(model), OptimizerKind::kAdam), Shape{16, 1, 28, 28}, 2, 0.001);
 }
 
+// The gradient all-reduces (6 for the MLP's 3 kernels and 3 biases) travel as one
+// bucket by default, as several under a small threshold, one by one with 0; the
+// equivalence tests above run with the default buckets.
+TEST(DataParallelTest, GradientAllReducesArePackedIntoBuckets) {
+  absl::StatusOr<Graph> model = examples::BuildMlp({.hidden_units = {64, 32}, .training_head = true});
+  ASSERT_TRUE(model.ok()) << model.status();
+  const TrainingGraph t = Training(*std::move(model), OptimizerKind::kMomentum);
+  absl::StatusOr<StrategyPlan> plan = MirroredStrategy(2).Plan(t.graph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  auto all_reduces = [](const Graph& g) {
+    int n = 0;
+    for (const Node* node : g.nodes()) n += node->op() == "AllReduce";
+    return n;
+  };
+  struct Case {
+    int64_t threshold;
+    int buckets;
+    int all_reduce_nodes;  // the buckets, the unpacked ones and the loss's
+  };
+  // Gradient bytes: 784x64, 64, 64x32, 32, 32x10, 10 floats = 200,704 + 256 + 8,192 + 128 + 1,280 + 40.
+  for (const Case& c : {Case{0, 0, 7}, Case{int64_t{25} << 20, 1, 2}, Case{16 << 10, 1, 3}}) {
+    absl::StatusOr<PartitionedProgram> p =
+        PartitionGraph(t.graph, plan->mesh, plan->annotations,
+                       {.batch = 16, .targets = t.updates, .combine_threshold_bytes = c.threshold});
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->all_reduce_buckets, c.buckets) << "threshold " << c.threshold << "\n" << p->Explain();
+    EXPECT_EQ(all_reduces(p->devices[0]), c.all_reduce_nodes) << "threshold " << c.threshold << "\n" << p->Explain();
+  }
+}
+
 TEST(DataParallelTest, StrategyRejectsGraphsWithoutABatch) {
   GraphBuilder b;
   b.MarkOutput("y", b.Input("x", DType::kF32, {4, 4}));
