@@ -103,15 +103,6 @@ std::pair<int64_t, int64_t> ComputeFans(const Shape& shape) {
   }
 }
 
-uint64_t StableHash64(absl::string_view s) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001B3ull;
-  }
-  return h;
-}
-
 absl::StatusOr<Tensor> InitializeVariable(const Node& node, uint64_t session_seed) {
   if (node.op() != "Variable" || node.op_def() == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("node '", node.name(), "' (", node.op(), ") is not a Variable"));

@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "graph/graph.h"
+#include "graph/stable_hash.h"  // StableHash64, which keys the random values
 #include "graph/tensor.h"
 
 namespace tsr {
@@ -24,9 +25,6 @@ namespace tsr {
 // [fan_in, fan_out] (Dense); rank >= 3 [out, in, k...] (Conv) with the receptive field
 // multiplied in.
 std::pair<int64_t, int64_t> ComputeFans(const Shape& shape);
-
-// FNV-1a 64 of `s`: stable across processes and platforms (absl::Hash is not).
-uint64_t StableHash64(absl::string_view s);
 
 // The initial value of Variable `node` (its attributes with the op's defaults).
 absl::StatusOr<Tensor> InitializeVariable(const Node& node, uint64_t session_seed);

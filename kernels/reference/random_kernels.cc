@@ -5,7 +5,7 @@
 // elements are scaled by 1 / (1 - ratio) (computed in double, rounded once).
 //
 // The draws come from Philox4x32-10 and depend only on (seed, node name, step, i):
-//   key     = the two 32-bit halves of Mix(seed, FNV-1a-64(node name)),
+//   key     = the two 32-bit halves of Mix(seed, StableHash64(node name)) (FNV-1a),
 //   counter = (i / 4 as 64 bits, step as 64 bits), low words first,
 //   u_i     = (word i % 4 of the block + 0.5) / 2^32.
 // `seed` is ctx.seed(), or the node's own 'seed' attribute when it has one (ONNX:
@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "graph/stable_hash.h"
 #include "graph/status_macros.h"
 #include "kernels/kernel.h"
 #include "kernels/reference/convert.h"
@@ -32,16 +33,6 @@ using reference::PhiloxCounter;
 using reference::PhiloxKey;
 using reference::RegisterForTypes;
 using reference::WidenToDouble;
-
-// FNV-1a, 64-bit: stable across processes and platforms (unlike absl::Hash).
-uint64_t Fnv1a64(absl::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
 
 // SplitMix64's finalizer: a bijective mix of 64 bits.
 uint64_t SplitMix64(uint64_t z) {
@@ -84,7 +75,7 @@ KernelFn DropoutKernel() {
       return ctx.Error(absl::StrCat("input 1 ('ratio') is ", ratio, " but a value in [0, 1) is required"));
     }
     const uint64_t seed = ctx.has_attr("seed") ? static_cast<uint64_t>(ctx.GetInt("seed")) : ctx.seed();
-    const uint64_t key64 = SplitMix64(seed ^ SplitMix64(Fnv1a64(ctx.node_name())));
+    const uint64_t key64 = SplitMix64(seed ^ SplitMix64(StableHash64(ctx.node_name())));
     const PhiloxKey key = {static_cast<uint32_t>(key64), static_cast<uint32_t>(key64 >> 32)};
     const uint64_t step = ctx.step();
     const double scale = 1.0 / (1.0 - ratio);

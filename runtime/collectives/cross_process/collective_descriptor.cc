@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "graph/stable_hash.h"
 
 namespace tsr {
 namespace {
@@ -17,15 +18,6 @@ constexpr uint8_t kFlagAccepted = 2;
 constexpr absl::string_view kCut = "...";
 
 // FNV-1a: stable across processes (absl::Hash is seeded per process).
-uint64_t HashName(absl::string_view name) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : name) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
 bool IsReduction(CollectiveKind kind) {
   return kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kReduceScatter;
 }
@@ -121,7 +113,7 @@ CollectiveDescriptor MakeDescriptor(CollectiveKind kind, absl::string_view name,
   d.reduce_op = reduce_op;
   d.root = root;
   d.name = std::string(name);
-  d.name_hash = HashName(name);
+  d.name_hash = StableHash64(name);
   d.input = std::move(input);
   d.output = std::move(output);
   return d;
