@@ -48,6 +48,24 @@ TEST(TensorParallelTest, HybridDataTimesModelOnTwoByTwoMatchesOneDevice) {
                                  });
 }
 
+// A weight split without its optimizer slot: the momentum update would write a share
+// into a whole Variable. The partitioner says which node, Variable and layouts.
+TEST(TensorParallelTest, SplitWeightWithWholeSlotIsAClearError) {
+  const TrainingGraph t = Mlp(OptimizerKind::kMomentum);
+  absl::StatusOr<DeviceMesh> mesh = DeviceMesh::Parse("model=2");
+  ASSERT_TRUE(mesh.ok());
+  ShardingAnnotations annotations;
+  annotations.tensors["dense/kernel"] = {{}, {"model"}};
+  absl::StatusOr<PartitionedProgram> p =
+      PartitionGraph(t.graph, *mesh, annotations, {.batch = 4, .targets = t.updates});
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented) << p.status();
+  EXPECT_NE(
+      p.status().message().find("Variable 'dense/kernel/momentum' as [-, {model}] but the Variable is replicated"),
+      std::string::npos)
+      << p.status();
+}
+
 TEST(TensorParallelTest, RejectsGraphsWithoutDenseLayers) {
   GraphBuilder b;
   b.MarkOutput("y", b.Input("x", DType::kF32, {kBatchDim, 4}));
