@@ -413,10 +413,21 @@ absl::StatusOr<OpShardingRule> ShardingRuleFor(const Graph& graph, const Node& n
   }
   const std::string& op = node.op();
   if (op == "Dropout") {
-    // In training mode the mask is drawn per element of the whole tensor: a share would
-    // draw other numbers. Inference-mode Dropout is the identity.
-    if (HasInput(node, 2)) return WholeRule(graph, node);
-    return BroadcastRule(graph, node);
+    // In training mode the mask is drawn per element index of the whole tensor: a device
+    // holding a run of whole rows (dim 0 split, the rest whole) draws the same numbers
+    // from its first element's index on (the partitioner sets element_offset). Other
+    // splits would need strided draws: whole. Inference-mode Dropout is the identity.
+    if (!HasInput(node, 2)) return BroadcastRule(graph, node);
+    OpShardingRule rule = WholeRule(graph, node);
+    const Shape& x = InputShape(graph, node, 0);
+    if (x.rank() >= 1) {
+      const int f = rule.AddFactor(x.dim(0), FactorKind::kParallel);
+      rule.operands[0][0] = f;
+      for (int i = 0; i < node.num_outputs(); ++i) {
+        if (OutputShape(node, i).rank() >= 1) rule.results[i][0] = f;
+      }
+    }
+    return rule;
   }
   if (BroadcastingOps().contains(op)) {
     OpShardingRule rule = BroadcastRule(graph, node);

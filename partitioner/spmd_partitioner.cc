@@ -165,6 +165,15 @@ class DeviceProgramEmitter {
         inputs.push_back(in);
       }
       TSR_RETURN_IF_ERROR(LocalizeShapeOperand(node, ns, inputs));
+      if (node.op() == "Dropout" && !ns.operands.empty() && !ns.operands[0].dims.empty() &&
+          !ns.operands[0].dims[0].empty()) {
+        // This device's rows start at element begin * (elements per row) of the whole tensor.
+        const Shape& x = global_.TypeOf(node.input(0))->shape;
+        const int64_t begin = LocalRange(x.dim(0), ns.operands[0].dims[0], mesh_, device_).first;
+        const int64_t offset = node.FindAttr("element_offset") != nullptr ? node.FindAttr("element_offset")->i() : 0;
+        attrs["element_offset"] =
+            AttrValue::Int(offset + begin * (x.rank() > 0 && x.dim(0) > 0 ? x.num_elements() / x.dim(0) : 1));
+      }
       TSR_RETURN_IF_ERROR(CheckVariableUpdates(node, ns));
     }
     absl::StatusOr<Node*> added = local_.AddNodeAndInfer(node.name(), node.op(), inputs, std::move(attrs));

@@ -421,7 +421,8 @@ def Tsr_DropoutOp : Tsr_Op<"Dropout", [Tsr_RegistryVerified, AttrSizedOperandSeg
     RankedTensorOf<[F32, F64, F16, BF16]>:$data,
     Optional<RankedTensorOf<[F32, F64, F16, BF16]>>:$ratio,
     Optional<RankedTensorOf<[I1]>>:$training_mode,
-    OptionalAttr<I64Attr>:$seed);
+    OptionalAttr<I64Attr>:$seed,
+    DefaultValuedAttr<I64Attr, "0">:$element_offset);
   let results = (outs
     RankedTensorOf<[F32, F64, F16, BF16]>:$output,
     Optional<RankedTensorOf<[I1]>>:$mask);

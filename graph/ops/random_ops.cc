@@ -57,6 +57,10 @@ absl::Status RegisterRandomOps(OpRegistry& registry) {
                                             .TypeConstraint("T1", kFloatDTypes)
                                             .TypeConstraint("T2", {DType::kBool})
                                             .OptionalAttr("seed", AttrType::kInt)
+                                            // The index in the whole tensor of this tensor's first
+                                            // element when it is a device's rows of it
+                                            // (partitioner/): its draws are those rows' draws.
+                                            .Attr("element_offset", AttrType::kInt, AttrValue::Int(0))
                                             .Stateful()
                                             .Infer(InferDropout)
                                             .Flops(DropoutFlops)

@@ -6,8 +6,10 @@
 //
 // The draws come from Philox4x32-10 and depend only on (seed, node name, step, i):
 //   key     = the two 32-bit halves of Mix(seed, StableHash64(node name)) (FNV-1a),
-//   counter = (i / 4 as 64 bits, step as 64 bits), low words first,
-//   u_i     = (word i % 4 of the block + 0.5) / 2^32.
+//   counter = (g / 4 as 64 bits, step as 64 bits), low words first,
+//   u_i     = (word g % 4 of the block + 0.5) / 2^32,
+// where g = element_offset + i: a device holding rows of a larger tensor draws what the
+// whole tensor's draw gives those rows.
 // `seed` is ctx.seed(), or the node's own 'seed' attribute when it has one (ONNX:
 // the attribute pins the op's randomness). Any other kernel claiming to implement
 // Dropout bit-exactly must draw the same stream.
@@ -79,15 +81,18 @@ KernelFn DropoutKernel() {
     const PhiloxKey key = {static_cast<uint32_t>(key64), static_cast<uint32_t>(key64 >> 32)};
     const uint64_t step = ctx.step();
     const double scale = 1.0 / (1.0 - ratio);
+    const int64_t offset = ctx.GetInt("element_offset");
+    if (offset < 0) return ctx.Error(absl::StrCat("element_offset is ", offset, " but must not be negative"));
     PhiloxCounter block{};
     for (int64_t i = 0; i < n; ++i) {
-      if (i % 4 == 0) {
-        const uint64_t b = static_cast<uint64_t>(i / 4);
+      const int64_t g = offset + i;  // the element's index in the whole tensor
+      if (i == 0 || g % 4 == 0) {
+        const uint64_t b = static_cast<uint64_t>(g / 4);
         block = reference::Philox4x32_10({static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32),
                                           static_cast<uint32_t>(step), static_cast<uint32_t>(step >> 32)},
                                          key);
       }
-      const double u = (static_cast<double>(block[i % 4]) + 0.5) / 4294967296.0;
+      const double u = (static_cast<double>(block[g % 4]) + 0.5) / 4294967296.0;
       const bool keep = u >= ratio;
       py[i] = keep ? FromDouble<T>(WidenToDouble(px[i]) * scale) : FromDouble<T>(0.0);
       if (mask != nullptr) mask[i] = keep;

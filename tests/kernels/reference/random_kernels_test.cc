@@ -108,6 +108,24 @@ TEST(DropoutKernelTest, StreamDependsOnSeedStepAndNodeOnly) {
   EXPECT_FALSE(RunDropout(inputs, 1, 3, pinned).mask.BitwiseEquals(a));
 }
 
+// A device holding rows [r0, r1) of a [rows, cols] tensor draws with element_offset
+// r0 * cols exactly the whole tensor's mask for those rows (offsets not a multiple of 4
+// start inside a Philox block).
+TEST(DropoutKernelTest, ElementOffsetDrawsTheWholeTensorsRows) {
+  const int64_t rows = 9, cols = 7;
+  const Tensor whole = Make(DType::kF32, Shape{rows, cols}, std::vector<double>(rows * cols, 1.0));
+  const Tensor ratio = Tensor::Scalar<float>(0.5f), training = Tensor::Scalar<bool>(true);
+  const Tensor all = RunDropout({whole, ratio, training}, 5, 2).mask;
+  for (auto [r0, r1] : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {4, 9}, {3, 5}}) {
+    const Tensor part = Make(DType::kF32, Shape{r1 - r0, cols}, std::vector<double>((r1 - r0) * cols, 1.0));
+    const Tensor mask = RunDropout({part, ratio, training}, 5, 2, {{"element_offset", AttrValue::Int(r0 * cols)}}).mask;
+    for (int64_t i = 0; i < mask.num_elements(); ++i) {
+      ASSERT_EQ(mask.data<bool>()[i], all.data<bool>()[r0 * cols + i])
+          << "rows " << r0 << ".." << r1 << " element " << i;
+    }
+  }
+}
+
 TEST(DropoutKernelTest, RatioZeroKeepsEverythingAndHalfTypesWork) {
   const Tensor x = Make(DType::kBF16, Shape{64}, std::vector<double>(64, 3.0));
   DropoutResult r = RunDropout({x, Make(DType::kF16, Shape{1}, {0}), Make(DType::kBool, Shape{1}, {1})}, 5, 0);
