@@ -26,7 +26,7 @@ func.func @mlp(%x: tensor<?x784xf32> {tsr.name = "x"}) -> (tensor<?x10xf32> {tsr
 func.func @groups(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> (tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xi1>) {
   // CHECK: tsr.Concat %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
   %c = tsr.Concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
-  // CHECK: "tsr.Dropout"(%{{.*}}) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi1>)
+  // CHECK: "tsr.Dropout"(%{{.*}}) <{element_offset = 0 : i64, operandSegmentSizes = array<i32: 1, 0, 0>}> : (tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi1>)
   %d:2 = "tsr.Dropout"(%c) <{operandSegmentSizes = array<i32: 1, 0, 0>}> : (tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi1>)
   return %c, %d#0, %d#1 : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x8xi1>
 }
