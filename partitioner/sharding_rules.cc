@@ -230,9 +230,11 @@ OpShardingRule GemmRule(const Graph& graph, const Node& node) {
   return rule;
 }
 
-// Conv(X [N,C,...], W [M,C/g,...], B [M]) -> Y [N,M,...]: N and M parallel, C a
-// reduction (with one group); spatial dims whole.
-OpShardingRule ConvRule(const Graph& graph, const Node& node) {
+// Conv(X [N,C,...], W [M,C/g,...], B [M]) -> Y [N,M,...] and ConvTranspose(X [N,C,...],
+// W [C,M/g,...], B [M]) -> Y [N,M,...] (Conv's input gradient): N and the output channels
+// M parallel, the input channels C a reduction (with one group); spatial dims whole.
+// `weight_out_dim` is W's dimension of M: 0 for Conv, 1 for ConvTranspose.
+OpShardingRule ConvolutionRule(const Graph& graph, const Node& node, int weight_out_dim) {
   OpShardingRule rule = WholeRule(graph, node);
   const Shape& x = InputShape(graph, node, 0);
   const int n = rule.AddFactor(x.dim(0), FactorKind::kParallel);
@@ -242,29 +244,10 @@ OpShardingRule ConvRule(const Graph& graph, const Node& node) {
     const int m = rule.AddFactor(OutputShape(node, 0).dim(1), FactorKind::kParallel);
     const int c = rule.AddFactor(x.dim(1), FactorKind::kReduction);
     rule.operands[0][1] = c;
-    rule.operands[1][0] = m;
-    rule.operands[1][1] = c;
+    rule.operands[1][weight_out_dim] = m;
+    rule.operands[1][1 - weight_out_dim] = c;
     rule.results[0][1] = m;
     if (HasInput(node, 2)) rule.operands[2][0] = m;
-  }
-  return rule;
-}
-
-// ConvTranspose(X [N,M,...], W [M,C/g,...]) -> Y [N,C,...] (Conv's input gradient).
-OpShardingRule ConvTransposeRule(const Graph& graph, const Node& node) {
-  OpShardingRule rule = WholeRule(graph, node);
-  const Shape& x = InputShape(graph, node, 0);
-  const int n = rule.AddFactor(x.dim(0), FactorKind::kParallel);
-  rule.operands[0][0] = n;
-  rule.results[0][0] = n;
-  if (IntAttr(node, "group", 1) == 1) {
-    const int m = rule.AddFactor(x.dim(1), FactorKind::kReduction);
-    const int c = rule.AddFactor(OutputShape(node, 0).dim(1), FactorKind::kParallel);
-    rule.operands[0][1] = m;
-    rule.operands[1][0] = m;
-    rule.operands[1][1] = c;
-    rule.results[0][1] = c;
-    if (HasInput(node, 2)) rule.operands[2][0] = c;
   }
   return rule;
 }
@@ -460,8 +443,8 @@ absl::StatusOr<OpShardingRule> ShardingRuleFor(const Graph& graph, const Node& n
   }
   if (op == "MatMul") return MatMulRule(graph, node);
   if (op == "Gemm") return GemmRule(graph, node);
-  if (op == "Conv") return ConvRule(graph, node);
-  if (op == "ConvTranspose") return ConvTransposeRule(graph, node);
+  if (op == "Conv") return ConvolutionRule(graph, node, 0);
+  if (op == "ConvTranspose") return ConvolutionRule(graph, node, 1);
   if (op == "ConvGradFilter") return ConvGradFilterRule(graph, node);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool" ||
       op == "MaxPoolGrad" || op == "AveragePoolGrad") {
