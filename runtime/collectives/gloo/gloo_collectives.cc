@@ -30,6 +30,7 @@
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
 #include "runtime/collectives/cross_process/collective_descriptor.h"
+#include "runtime/collectives/cross_process/described_collectives.h"
 #include "runtime/collectives/cross_process/elementwise_reduce.h"
 #include "runtime/collectives/gloo/gloo_point_to_point.h"
 #include "runtime/collectives/gloo/gloo_store.h"
@@ -83,7 +84,7 @@ void RingAllReduce(const std::shared_ptr<gloo::Context>& context, Tensor& inout,
   gloo::allreduce(options);
 }
 
-class GlooCommunicator final : public GlooCollectives {
+class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
  public:
   GlooCommunicator(std::shared_ptr<gloo::Context> context, CollectivesOptions options)
       : context_(std::move(context)),
@@ -109,34 +110,15 @@ class GlooCommunicator final : public GlooCollectives {
   int world_size() const override { return world_size_; }
   bool poisoned() const override { return health_->poisoned(); }
 
-  CollectiveHandle AllReduce(Tensor& inout, ReduceOp op, absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kAllReduce, name, inout.type(), {}, op), inout, Tensor());
-  }
-  CollectiveHandle ReduceScatter(const Tensor& input, Tensor& output, ReduceOp op, absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kReduceScatter, name, input.type(), output.type(), op), input, output);
-  }
-  CollectiveHandle AllGather(const Tensor& input, Tensor& output, absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kAllGather, name, input.type(), output.type()), input, output);
-  }
-  CollectiveHandle Broadcast(Tensor& inout, int root, absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kBroadcast, name, inout.type(), {}, ReduceOp::kSum, root), inout,
-                 Tensor());
-  }
-  CollectiveHandle AllToAll(const Tensor& input, Tensor& output, absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kAllToAll, name, input.type(), output.type()), input, output);
-  }
   CollectiveHandle Send(const Tensor& input, int peer, absl::string_view name) override {
     return p2p_.Post(/*is_send=*/true, peer, name, input);
   }
   CollectiveHandle Recv(Tensor& output, int peer, absl::string_view name) override {
     return p2p_.Post(/*is_send=*/false, peer, name, output);
   }
-  CollectiveHandle Barrier(absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kBarrier, name), Tensor(), Tensor());
-  }
 
  private:
-  CollectiveHandle Issue(CollectiveDescriptor descriptor, const Tensor& input, const Tensor& output) {
+  CollectiveHandle Issue(CollectiveDescriptor descriptor, const Tensor& input, const Tensor& output) override {
     CollectiveCall call;
     call.descriptor = std::move(descriptor);
     call.input = input;

@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
 #include "runtime/collectives/cross_process/collective_descriptor.h"
+#include "runtime/collectives/cross_process/described_collectives.h"
 #include "runtime/collectives/cross_process/elementwise_reduce.h"
 #include "runtime/collectives/mpi/mpi_point_to_point.h"
 #include "runtime/collectives/mpi/mpi_process.h"
@@ -525,7 +526,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   std::thread watchdog_;
 };
 
-class MpiCommunicator final : public MpiCollectives {
+class MpiCommunicator final : public DescribedCollectives<MpiCollectives> {
  public:
   MpiCommunicator(std::shared_ptr<MpiCommunicatorCore> core, std::unique_ptr<MpiPointToPoint> p2p)
       : core_(std::move(core)), p2p_(std::move(p2p)) {}
@@ -538,34 +539,15 @@ class MpiCommunicator final : public MpiCollectives {
   int world_size() const override { return core_->world_size(); }
   bool poisoned() const override { return core_->poisoned(); }
 
-  CollectiveHandle AllReduce(Tensor& inout, ReduceOp op, absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kAllReduce, name, inout.type(), {}, op), inout, Tensor());
-  }
-  CollectiveHandle ReduceScatter(const Tensor& input, Tensor& output, ReduceOp op, absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kReduceScatter, name, input.type(), output.type(), op), input, output);
-  }
-  CollectiveHandle AllGather(const Tensor& input, Tensor& output, absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kAllGather, name, input.type(), output.type()), input, output);
-  }
-  CollectiveHandle Broadcast(Tensor& inout, int root, absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kBroadcast, name, inout.type(), {}, ReduceOp::kSum, root), inout,
-                 Tensor());
-  }
-  CollectiveHandle AllToAll(const Tensor& input, Tensor& output, absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kAllToAll, name, input.type(), output.type()), input, output);
-  }
   CollectiveHandle Send(const Tensor& input, int peer, absl::string_view name) override {
     return p2p_->Post(/*is_send=*/true, peer, name, input);
   }
   CollectiveHandle Recv(Tensor& output, int peer, absl::string_view name) override {
     return p2p_->Post(/*is_send=*/false, peer, name, output);
   }
-  CollectiveHandle Barrier(absl::string_view name) override {
-    return Issue(MakeDescriptor(CollectiveKind::kBarrier, name), Tensor(), Tensor());
-  }
 
  private:
-  CollectiveHandle Issue(CollectiveDescriptor descriptor, const Tensor& input, const Tensor& output) {
+  CollectiveHandle Issue(CollectiveDescriptor descriptor, const Tensor& input, const Tensor& output) override {
     CollectiveCall call;
     call.descriptor = std::move(descriptor);
     call.input = input;
