@@ -14,7 +14,10 @@ namespace tsr {
 
 namespace {
 
-// A gradient all-reduce: a sum whose every consumer updates a Variable.
+bool UpdatesVariables(const Node& node) { return node.op_def() != nullptr && !node.op_def()->variable_updates.empty(); }
+
+// A gradient all-reduce: a sum whose every consumer updates a Variable, or takes the
+// share of it that an update reads (ZeRO-1's updates on shares).
 bool IsGradientAllReduce(const Graph& graph, const Node& node) {
   if (node.op() != "AllReduce") return false;
   const AttrValue* reduction = node.FindAttr("reduction");
@@ -22,7 +25,13 @@ bool IsGradientAllReduce(const Graph& graph, const Node& node) {
   const auto consumers = graph.Consumers(node.output(0));
   if (consumers.empty()) return false;
   for (const auto& [consumer, slot] : consumers) {
-    if (consumer->op_def() == nullptr || consumer->op_def()->variable_updates.empty()) return false;
+    if (UpdatesVariables(*consumer)) continue;
+    if (consumer->op() != "Slice" || slot != 0) return false;
+    const auto readers = graph.Consumers(consumer->output(0));
+    if (readers.empty()) return false;
+    for (const auto& [reader, unused] : readers) {
+      if (!UpdatesVariables(*reader)) return false;
+    }
   }
   for (const SignatureEntry& e : graph.outputs()) {
     if (e.ref == node.output(0)) return false;

@@ -92,14 +92,44 @@ absl::StatusOr<ShardingPlan> PropagateShardings(const Graph& graph, const Device
     const int num_factors = static_cast<int>(rule.factor_sizes.size());
     ns.factor_axes.assign(num_factors, {});
 
-    // Split factors: the first split operand dimension of each, without reusing an axis.
+    // An annotated result of an op (a constraint, like a ZeRO update computed on shares)
+    // fixes its dimensions' factors: split as annotated, or whole.
     std::vector<int> used_axes;
+    std::vector<bool> pinned(num_factors, false);
+    for (int j = 0; j < node->num_outputs() && node->num_inputs() > 0; ++j) {
+      auto it = annotated.find(node->output(j));
+      if (it == annotated.end()) continue;
+      for (size_t d = 0; d < it->second.dims.size(); ++d) {
+        const std::vector<int>& axes = it->second.dims[d];
+        const int f = d < rule.results[j].size() ? rule.results[j][d] : -1;
+        const auto conflict = [&](absl::string_view why) {
+          return absl::InvalidArgumentError(absl::StrCat("sharding annotation for '", graph.TensorName(node->output(j)),
+                                                         "' (", it->second.ToString(mesh), ") conflicts with node '",
+                                                         node->name(), "' (", node->op(), "): ", why));
+        };
+        if (f < 0) {
+          if (!axes.empty()) return conflict(absl::StrCat("the op cannot split its result's dimension ", d));
+          continue;
+        }
+        if (pinned[f] && ns.factor_axes[f] != axes) {
+          return conflict(absl::StrCat("dimension ", d, " shares its factor with a dimension annotated otherwise"));
+        }
+        if (!pinned[f] && AxesOverlap(axes, used_axes)) {
+          return conflict(absl::StrCat("dimension ", d, "'s mesh axes already split another dimension"));
+        }
+        pinned[f] = true;
+        ns.factor_axes[f] = axes;
+        used_axes = Union(used_axes, axes);
+      }
+    }
+
+    // Split factors: the first split operand dimension of each, without reusing an axis.
     for (int i = 0; i < node->num_inputs(); ++i) {
       if (!node->input(i).valid()) continue;
       const Sharding& in = plan.ResultOf(node->input(i));
       for (size_t d = 0; d < rule.operands[i].size() && d < in.dims.size(); ++d) {
         const int f = rule.operands[i][d];
-        if (f < 0 || in.dims[d].empty() || !ns.factor_axes[f].empty()) continue;
+        if (f < 0 || in.dims[d].empty() || !ns.factor_axes[f].empty() || pinned[f]) continue;
         if (AxesOverlap(in.dims[d], used_axes)) continue;
         ns.factor_axes[f] = in.dims[d];
         used_axes = Union(used_axes, in.dims[d]);
@@ -174,13 +204,6 @@ absl::StatusOr<ShardingPlan> PropagateShardings(const Graph& graph, const Device
         }
       }
       ns.results[j].partial = own_partial;
-    }
-  }
-  for (const auto& [ref, sharding] : annotated) {
-    const Node* node = graph.node(ref.node);
-    if (node != nullptr && node->num_inputs() > 0) {
-      return absl::UnimplementedError(absl::StrCat("sharding annotation for '", graph.TensorName(ref),
-                                                   "': only inputs, Variables and Constants can be annotated yet"));
     }
   }
   return plan;

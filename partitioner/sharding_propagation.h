@@ -10,7 +10,10 @@
 //  - a result is split along its factors' dimensions and partial over the axes of its
 //    split reduction and mean factors (and of partial operands it is linear in).
 //
-// Unannotated Placeholders, Variables and Constants are replicated. What a node needs
+// An annotated op result is a constraint: its dimensions' factors are split as annotated
+// (or kept whole) before the operands are looked at, and operands are resharded to fit;
+// an annotation the op cannot satisfy is an error naming both. Unannotated Placeholders,
+// Variables and Constants are replicated. What a node needs
 // and what its producer gives may differ: the partitioner inserts the collectives that
 // turn one into the other (spmd_partitioner.h).
 #ifndef TESSERA_PARTITIONER_SHARDING_PROPAGATION_H_

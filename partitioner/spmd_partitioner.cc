@@ -22,8 +22,14 @@ namespace {
 class DeviceProgramEmitter {
  public:
   DeviceProgramEmitter(const Graph& global, const ShardingPlan& plan, const DeviceMesh& mesh, int device,
-                       std::vector<CollectiveReason>* reasons)
-      : global_(global), plan_(plan), mesh_(mesh), device_(device), local_(global.registry()), reasons_(reasons) {}
+                       bool reduce_scatter, std::vector<CollectiveReason>* reasons)
+      : global_(global),
+        plan_(plan),
+        mesh_(mesh),
+        device_(device),
+        reduce_scatter_(reduce_scatter),
+        local_(global.registry()),
+        reasons_(reasons) {}
 
   absl::StatusOr<Graph> Emit(const std::vector<bool>& needed, const std::vector<const Node*>& order) {
     for (const Node* node : order) {
@@ -98,6 +104,23 @@ class DeviceProgramEmitter {
                                                 mesh_.axis_name(a), "' for ", consumer));
       }
     }
+    // Reduced over the axes that then split dimension 0 (a ZeRO gradient, reduced to the
+    // share its device updates): one reduce-scatter, half an all-reduce's traffic.
+    if (!reduce.empty() && reduce_scatter_ && !state.dims.empty() && state.dims[0].empty() && to.dims[0] == reduce) {
+      const auto [begin, end] = LocalRange(global_shape.dim(0), to.dims[0], mesh_, device_);
+      AttrMap attrs;
+      attrs["reduction"] = AttrValue::String("sum");
+      attrs["axis"] = AttrValue::Int(0);
+      attrs["size"] = AttrValue::Int(end - begin);
+      attrs["mesh_axes"] = AttrValue::Strings(AxisNames(reduce));
+      TSR_ASSIGN_OR_RETURN(current, AddNode(absl::StrCat(stem, "/reduce_scatter"), "ReduceScatter", {current}, attrs));
+      Sharding next = state;
+      next.partial = to.partial;
+      next.dims[0] = to.dims[0];
+      Note(absl::StrCat("ReduceScatter ", local_.node(current.node)->name()), ref, state, next, consumer);
+      state = next;
+      reduce.clear();
+    }
     if (!reduce.empty()) {
       AttrMap attrs;
       attrs["reduction"] = AttrValue::String("sum");
@@ -142,28 +165,31 @@ class DeviceProgramEmitter {
     const NodeSharding& ns = plan_.nodes[node.id()];
     AttrMap attrs = node.attrs();
     std::vector<TensorRef> inputs;
+    std::string name = node.name();
+    std::vector<int> shared;  // outputs of an update computed on a share of their Variable
     if (node.op() == "Placeholder" || node.op() == "Variable") {
       const Shape local = LocalShape(node.output_type(0).shape, ns.results[0], mesh_, device_);
-      if (node.op() == "Variable" && ns.results[0].IsSplit()) {
-        // The share is initialized as its block of the whole Variable (runtime/initializers.h).
-        std::vector<int64_t> offset;
-        for (int d = 0; d < local.rank(); ++d) {
-          offset.push_back(LocalRange(node.output_type(0).shape.dim(d), ns.results[0].dims[d], mesh_, device_).first);
-        }
-        attrs["partition_shape"] = AttrValue::FromShape(node.output_type(0).shape);
-        attrs["partition_offset"] = AttrValue::Ints(std::move(offset));
-      }
+      if (node.op() == "Variable" && ns.results[0].IsSplit()) SetPartitionAttrs(node, ns.results[0], attrs);
       attrs["shape"] = AttrValue::FromShape(local);
     } else {
+      TSR_ASSIGN_OR_RETURN(shared, UpdatesOnShares(node, ns));
       for (int i = 0; i < node.num_inputs(); ++i) {
         if (!node.input(i).valid()) {
           inputs.push_back(TensorRef::None());
           continue;
         }
-        TSR_ASSIGN_OR_RETURN(TensorRef in, Reshard(node.input(i), plan_.ResultOf(node.input(i)), ns.operands[i],
-                                                   absl::StrCat("node '", node.name(), "' input ", i)));
+        const auto on_share =
+            std::find_if(shared.begin(), shared.end(), [&](int j) { return node.op_def()->variable_updates[j] == i; });
+        TSR_ASSIGN_OR_RETURN(TensorRef in,
+                             on_share != shared.end()
+                                 ? AddUpdateShare(*global_.node(node.input(i).node), ns.results[*on_share])
+                                 : Reshard(node.input(i), plan_.ResultOf(node.input(i)), ns.operands[i],
+                                           absl::StrCat("node '", node.name(), "' input ", i)));
         inputs.push_back(in);
       }
+      // The update keeps its name on the Assign that writes its result back (the step's
+      // targets name it).
+      if (!shared.empty()) name = absl::StrCat(node.name(), "/on_share");
       TSR_RETURN_IF_ERROR(LocalizeShapeOperand(node, ns, inputs));
       if (node.op() == "Dropout" && !ns.operands.empty() && !ns.operands[0].dims.empty() &&
           !ns.operands[0].dims[0].empty()) {
@@ -174,9 +200,8 @@ class DeviceProgramEmitter {
         attrs["element_offset"] =
             AttrValue::Int(offset + begin * (x.rank() > 0 && x.dim(0) > 0 ? x.num_elements() / x.dim(0) : 1));
       }
-      TSR_RETURN_IF_ERROR(CheckVariableUpdates(node, ns));
     }
-    absl::StatusOr<Node*> added = local_.AddNodeAndInfer(node.name(), node.op(), inputs, std::move(attrs));
+    absl::StatusOr<Node*> added = local_.AddNodeAndInfer(name, node.op(), inputs, std::move(attrs));
     if (!added.ok()) {
       return absl::Status(added.status().code(),
                           absl::StrCat("device ", device_, "'s program: ", added.status().message()));
@@ -191,26 +216,85 @@ class DeviceProgramEmitter {
       }
       mapped_[node.output(j)] = (*added)->output(j);
     }
+    for (int j : shared) {
+      // The new share, laid out as its Variable, becomes the Variable's value.
+      const TensorRef variable = node.input(node.op_def()->variable_updates[j]);
+      TSR_ASSIGN_OR_RETURN(TensorRef whole, Reshard(node.output(j), ns.results[j], plan_.ResultOf(variable),
+                                                    absl::StrCat("Variable '", global_.TensorName(variable), "'")));
+      TSR_RETURN_IF_ERROR(local_.AddNodeAndInfer(node.name(), "Assign", {mapped_.at(variable), whole}, {}).status());
+    }
     return RescaleMeans(node, ns);
   }
 
-  // An update writes its result into its Variable: both must be laid out alike.
-  absl::Status CheckVariableUpdates(const Node& node, const NodeSharding& ns) const {
-    if (node.op_def() == nullptr) return absl::OkStatus();
+  // Variable attributes making a share of `whole` (split by `sharding`) its block.
+  void SetPartitionAttrs(const Node& whole, const Sharding& sharding, AttrMap& attrs) const {
+    const Shape& shape = whole.output_type(0).shape;
+    std::vector<int64_t> offset;
+    for (int d = 0; d < shape.rank(); ++d)
+      offset.push_back(LocalRange(shape.dim(d), sharding.dims[d], mesh_, device_).first);
+    attrs["partition_shape"] = AttrValue::FromShape(shape);
+    attrs["partition_offset"] = AttrValue::Ints(std::move(offset));
+  }
+
+  // An update writes its result into its Variable. Where the result is laid out otherwise
+  // (ZeRO: the optimizer slots, hence the update, split over `data`, the parameter
+  // replicated), the update runs on a share of the Variable kept in a Variable of its own
+  // (AddUpdateShare), and its result is resharded into the Variable by an Assign. Returns
+  // the outputs for which that is so.
+  absl::StatusOr<std::vector<int>> UpdatesOnShares(const Node& node, const NodeSharding& ns) const {
+    std::vector<int> shared;
+    if (node.op_def() == nullptr) return shared;
     const std::vector<int>& updates = node.op_def()->variable_updates;
     for (size_t i = 0; i < updates.size() && static_cast<int>(i) < node.num_outputs(); ++i) {
       const TensorRef variable = node.input(updates[i]);
       const Sharding& held = plan_.ResultOf(variable);
-      if (ns.results[i] != held) {
-        return absl::UnimplementedError(
-            absl::StrCat("node '", node.name(), "' (", node.op(), ") computes Variable '", global_.TensorName(variable),
-                         "' as ", ns.results[i].ToString(mesh_), " but the Variable is ", held.ToString(mesh_),
-                         "; annotate a parameter's optimizer slots like the parameter"));
+      const Sharding& computed = ns.results[i];
+      if (computed == held) continue;
+      if (!computed.partial.empty() || computed != ns.operands[updates[i]]) {
+        return absl::UnimplementedError(absl::StrCat("node '", node.name(), "' (", node.op(), ") computes Variable '",
+                                                     global_.TensorName(variable), "' as ", computed.ToString(mesh_),
+                                                     " from it read as ", ns.operands[updates[i]].ToString(mesh_),
+                                                     " but the Variable is ", held.ToString(mesh_)));
       }
+      shared.push_back(static_cast<int>(i));
     }
-    return absl::OkStatus();
+    if (shared.size() > 1) {
+      std::vector<std::string> which;
+      for (int i : shared) {
+        const TensorRef variable = node.input(updates[i]);
+        which.push_back(absl::StrCat("Variable '", global_.TensorName(variable), "' as ", ns.results[i].ToString(mesh_),
+                                     " but the Variable is ", plan_.ResultOf(variable).ToString(mesh_)));
+      }
+      return absl::UnimplementedError(absl::StrCat(
+          "node '", node.name(), "' (", node.op(), ") computes ", absl::StrJoin(which, ", and "),
+          "; one Variable of an update may be laid out otherwise (ZeRO's parameter), not several: annotate a "
+          "parameter's optimizer slots like the parameter"));
+    }
+    return shared;
   }
 
+  // The Variable "<variable>/update_share": this device's share of `variable` split by
+  // `sharding`, initialized as its block (same random values) and kept equal to it.
+  absl::StatusOr<TensorRef> AddUpdateShare(const Node& variable, const Sharding& sharding) {
+    AttrMap attrs = variable.attrs();
+    SetPartitionAttrs(variable, sharding, attrs);
+    attrs["partition_of"] = AttrValue::String(variable.name());
+    attrs["shape"] = AttrValue::FromShape(LocalShape(variable.output_type(0).shape, sharding, mesh_, device_));
+    const std::string name = absl::StrCat(variable.name(), "/update_share");
+    TSR_ASSIGN_OR_RETURN(Node * share, local_.AddNodeAndInfer(name, "Variable", {}, std::move(attrs)));
+    update_shares_.push_back(UpdateShare{name, variable.name(), sharding});
+    return share->output(0);
+  }
+
+ public:
+  struct UpdateShare {
+    std::string name;
+    std::string variable;
+    Sharding sharding;
+  };
+  const std::vector<UpdateShare>& update_shares() const { return update_shares_; }
+
+ private:
   // Reshape's and Expand's target shapes were folded to global constants: a device whose
   // result is a share needs its own.
   absl::Status LocalizeShapeOperand(const Node& node, const NodeSharding& ns, std::vector<TensorRef>& inputs) {
@@ -270,10 +354,12 @@ class DeviceProgramEmitter {
   const ShardingPlan& plan_;
   const DeviceMesh& mesh_;
   const int device_;
+  const bool reduce_scatter_;
   Graph local_;
   std::vector<CollectiveReason>* reasons_;
   absl::flat_hash_map<TensorRef, TensorRef> mapped_;  // global tensor -> local, as produced
   absl::flat_hash_map<std::string, TensorRef> resharded_;
+  std::vector<UpdateShare> update_shares_;
 };
 
 }  // namespace
@@ -327,8 +413,15 @@ absl::StatusOr<PartitionedProgram> PartitionGraph(const Graph& graph, const Devi
     }
   }
   for (int d = 0; d < mesh.num_devices(); ++d) {
-    DeviceProgramEmitter emitter(bound, plan, mesh, d, d == 0 ? &program.collectives : nullptr);
+    DeviceProgramEmitter emitter(bound, plan, mesh, d, options.reduce_scatter, d == 0 ? &program.collectives : nullptr);
     TSR_ASSIGN_OR_RETURN(Graph local, emitter.Emit(needed, order));
+    if (d == 0) {
+      for (const DeviceProgramEmitter::UpdateShare& share : emitter.update_shares()) {
+        program.update_shares[share.name] = share.variable;
+        program.variable_shardings[share.name] = share.sharding;
+        program.variable_shapes[share.name] = program.variable_shapes.at(share.variable);
+      }
+    }
     if (options.combine_threshold_bytes > 0) {
       AllReduceCombination combination;
       TSR_ASSIGN_OR_RETURN(local, CombineAllReduces(local, options.combine_threshold_bytes, &combination));
@@ -413,6 +506,22 @@ std::string PartitionedProgram::Explain() const {
   for (const CollectiveReason& r : collectives) {
     absl::StrAppend(&text, "  ", r.collective, ": '", r.tensor, "' ", r.from, " -> ", r.to, " for ", r.consumer, "\n");
   }
+  // What the Variables (weights, optimizer slots, update shares) take on each device.
+  int64_t whole = 0;
+  std::vector<int64_t> held(devices.size(), 0);
+  for (size_t d = 0; d < devices.size(); ++d) {
+    for (const Node* node : devices[d].nodes()) {
+      if (node->op() != "Variable") continue;
+      const TensorType& type = node->output_type(0);
+      held[d] += type.shape.num_elements() * static_cast<int64_t>(DTypeSize(type.dtype));
+      auto shape = variable_shapes.find(node->name());
+      if (d == 0 && shape != variable_shapes.end() && !update_shares.contains(node->name())) {
+        whole += shape->second.num_elements() * static_cast<int64_t>(DTypeSize(type.dtype));
+      }
+    }
+  }
+  absl::StrAppend(&text, "variables: ", whole, " bytes on one device; per device ", absl::StrJoin(held, ", "),
+                  " bytes\n");
   for (size_t d = 0; d < devices.size(); ++d) {
     absl::StrAppend(&text, "\n== device ", d, " (coordinates ",
                     absl::StrJoin(mesh.Coordinates(static_cast<int>(d)), ","), "): ", devices[d].num_nodes(),

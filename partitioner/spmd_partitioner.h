@@ -9,6 +9,7 @@
 //      that device's share (Placeholders of the local shape, Reshape/Expand targets
 //      localized, partial means rescaled by the device's share), with, where an operand's
 //      sharding differs from what its producer gives: AllReduce for partial sums,
+//      ReduceScatter for a partial sum needed split along dimension 0 over its axes,
 //      AllGather for a split dimension that must be whole, a local Slice for a whole
 //      dimension that must be split. Fetched outputs are made replicated, so every
 //      device returns the values one device would.
@@ -41,6 +42,10 @@ struct PartitionOptions {
   // Gradient all-reduces are packed into buckets of at most this many bytes
   // (all_reduce_combiner.h; PyTorch DDP's default bucket); 0: one all-reduce each.
   int64_t combine_threshold_bytes = int64_t{25} << 20;
+  // A partial sum needed split along dimension 0 over the axes it is summed over (a ZeRO-2
+  // gradient) is reduce-scattered; false: all-reduced whole, then sliced (ZeRO-1 keeps data
+  // parallelism's bucketed gradient all-reduces).
+  bool reduce_scatter = true;
 };
 
 // Why a collective was inserted: which tensor, which change of sharding, for whom.
@@ -73,6 +78,12 @@ struct PartitionedProgram {
   // replicated).
   std::map<std::string, Sharding> variable_shardings;
   std::map<std::string, Shape> variable_shapes;  // their whole shapes
+  // Updates computed on a share of a Variable laid out otherwise (ZeRO-1/2: optimizer slots
+  // split over `data`, the parameter replicated) keep that share in a Variable of their
+  // own, "<Variable>/update_share" (split; in variable_shardings), initialized as the
+  // Variable's block; each step gathers the new share back into the Variable. Whoever
+  // sets a Variable's value sets its update share's too. Share -> its Variable.
+  std::map<std::string, std::string> update_shares;
   // Device `device`'s share of Variable `name`'s whole value.
   absl::StatusOr<Tensor> VariableShare(absl::string_view name, const Tensor& whole, int device) const;
   // Variable `name`'s whole value from every device's share (shares[d] from device d).

@@ -141,7 +141,10 @@ absl::StatusOr<Tensor> InitializeVariable(const Node& node, uint64_t session_see
   }
   TSR_ASSIGN_OR_RETURN(Tensor t, Tensor::Create(dtype, shape));
   const std::string init = attrs.GetString("initializer");
-  const VariableStream stream(session_seed, static_cast<uint64_t>(attrs.GetInt("seed")), StableHash64(node.name()));
+  // Random values are keyed by the name of the Variable they belong to.
+  const AttrValue* partition_of = node.FindAttr("partition_of");
+  const VariableStream stream(session_seed, static_cast<uint64_t>(attrs.GetInt("seed")),
+                              StableHash64(partition_of != nullptr ? partition_of->s() : node.name()));
   const auto [fan_in, fan_out] = ComputeFans(shape);
   const auto uniform = [&](double lo, double hi) {
     Fill(t, [&](int64_t i) { return lo + (hi - lo) * stream.Uniforms(i, 0).first; });

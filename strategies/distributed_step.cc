@@ -12,6 +12,7 @@
 #include "runtime/collectives/collective_groups.h"
 #include "runtime/mesh_session.h"
 #include "runtime/session.h"
+#include "strategies/pipeline.h"
 
 namespace tsr {
 
@@ -62,6 +63,21 @@ absl::StatusOr<std::unique_ptr<StepProgram>> InterpretDevice(const StepProgramSp
   return std::make_unique<SessionStep>(std::move(session), std::move(inputs), spec);
 }
 
+// What device `device` holds of Variable `name` whose whole value is `value`: its share,
+// and its update share's (spmd_partitioner.h), by the Variable each is held in.
+std::vector<std::pair<std::string, absl::StatusOr<Tensor>>> SharesOf(const PartitionedProgram& program,
+                                                                     absl::string_view name, const Tensor& value,
+                                                                     int device) {
+  std::vector<std::pair<std::string, absl::StatusOr<Tensor>>> held;
+  held.emplace_back(std::string(name), program.variable_shardings.contains(std::string(name))
+                                           ? program.VariableShare(name, value, device)
+                                           : absl::StatusOr<Tensor>(value));
+  for (const auto& [share, variable] : program.update_shares) {
+    if (variable == name) held.emplace_back(share, program.VariableShare(share, value, device));
+  }
+  return held;
+}
+
 // The devices of a partitioned step that run in this process: all of them, or one.
 class PartitionedStep : public StepProgram {
  public:
@@ -89,7 +105,14 @@ class PartitionedStep : public StepProgram {
     }));
     return std::move(out[0]);
   }
-  std::vector<std::string> VariableNames() const override { return devices_[0]->VariableNames(); }
+  // The model's Variables (not the partitioner's update shares).
+  std::vector<std::string> VariableNames() const override {
+    std::vector<std::string> names = devices_[0]->VariableNames();
+    names.erase(std::remove_if(names.begin(), names.end(),
+                               [&](const std::string& n) { return program_.update_shares.contains(n); }),
+                names.end());
+    return names;
+  }
   // A replicated Variable is read from the first device; a split one is assembled from
   // every device's share (all of them must run in this process).
   absl::StatusOr<Tensor> ReadVariable(absl::string_view name) override {
@@ -107,13 +130,13 @@ class PartitionedStep : public StepProgram {
     }
     return program_.AssembleVariable(name, shares);
   }
+  // Every device gets its share, and its update share of the Variable (if any) too.
   absl::Status AssignVariable(absl::string_view name, const Tensor& value) override {
     for (size_t i = 0; i < devices_.size(); ++i) {
-      absl::StatusOr<Tensor> share = program_.variable_shardings.contains(std::string(name))
-                                         ? program_.VariableShare(name, value, device_ids_[i])
-                                         : absl::StatusOr<Tensor>(value);
-      TSR_RETURN_IF_ERROR(share.status());
-      TSR_RETURN_IF_ERROR(devices_[i]->AssignVariable(name, *share));
+      for (const auto& [held, share] : SharesOf(program_, name, value, device_ids_[i])) {
+        TSR_RETURN_IF_ERROR(share.status());
+        TSR_RETURN_IF_ERROR(devices_[i]->AssignVariable(held, *share));
+      }
     }
     return absl::OkStatus();
   }
@@ -131,9 +154,18 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
                                                            const StepProgramSpec& spec) {
   if (spec.graph == nullptr) return absl::InvalidArgumentError("no graph to partition");
   TSR_ASSIGN_OR_RETURN(StrategyPlan plan, strategy.Plan(*spec.graph));
-  TSR_ASSIGN_OR_RETURN(PartitionedProgram program,
-                       PartitionGraph(*spec.graph, plan.mesh, plan.annotations,
-                                      PartitionOptions{.batch = spec.batch, .targets = spec.targets}));
+  if (plan.pipeline.has_value()) {
+    if (options.process_device >= 0) {
+      return absl::UnimplementedError("pipeline stages run in one process (not yet across processes)");
+    }
+    return MakePipelineStep(*plan.pipeline, spec,
+                            {.threads_per_stage = options.threads_per_device, .timeout = options.collectives.timeout});
+  }
+  TSR_ASSIGN_OR_RETURN(
+      PartitionedProgram program,
+      PartitionGraph(
+          *spec.graph, plan.mesh, plan.annotations,
+          PartitionOptions{.batch = spec.batch, .targets = spec.targets, .reduce_scatter = plan.reduce_scatter}));
   std::vector<int> device_ids;
   std::vector<std::shared_ptr<CollectiveGroups>> groups;
   if (options.process_device >= 0) {
@@ -161,6 +193,14 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
     device_spec.graph = &program.devices[d];
     device_spec.threads = options.threads_per_device;
     device_spec.collective_groups = groups[i];
+    // The starting values: each device's shares of them.
+    device_spec.variable_values.clear();
+    for (const auto& [name, value] : spec.variable_values) {
+      for (auto& [held, share] : SharesOf(program, name, value, d)) {
+        TSR_RETURN_IF_ERROR(share.status());
+        device_spec.variable_values[held] = *std::move(share);
+      }
+    }
     absl::StatusOr<std::unique_ptr<StepProgram>> device =
         options.device_compiler ? options.device_compiler(device_spec) : InterpretDevice(device_spec);
     if (!device.ok()) {

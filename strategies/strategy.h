@@ -5,18 +5,33 @@
 #ifndef TESSERA_STRATEGIES_STRATEGY_H_
 #define TESSERA_STRATEGIES_STRATEGY_H_
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "graph/graph.h"
 #include "partitioner/device_mesh.h"
+#include "partitioner/pipeline_schedule.h"
 #include "partitioner/sharding_propagation.h"
 
 namespace tsr {
 
+// A pipeline: the step cut into stages that run micro-batches in a schedule
+// (partitioner/pipeline_stages.h, pipeline_schedule.h) instead of SPMD programs.
+struct PipelinePlan {
+  int stages = 2;
+  int microbatches = 4;
+  PipelineScheduleKind schedule = PipelineScheduleKind::kOneForwardOneBackward;
+  std::vector<std::string> cut_points;  // empty: stages balanced by FLOPs
+};
+
 struct StrategyPlan {
   DeviceMesh mesh;
   ShardingAnnotations annotations;
+  // Partial sums needed split are reduce-scattered (PartitionOptions::reduce_scatter).
+  bool reduce_scatter = true;
+  std::optional<PipelinePlan> pipeline;
 };
 
 class Strategy {

@@ -3,12 +3,16 @@
 //   mirrored --devices N            MirroredStrategy(N)
 //   multi-worker (N processes)      MultiWorkerMirroredStrategy(N)
 //   tensor-parallel --devices N     TensorParallelStrategy(N)
+//   zero1|zero2|zero3 --devices N   ZeroStrategy(stage, N)
 //   hybrid --mesh data=D,model=M    HybridStrategy(D, M)
+//   pipeline --stages S --microbatches M [--pipeline-schedule gpipe|1f1b] [--cut-points A,B]
+//                                   PipelineStrategy
 #ifndef TESSERA_STRATEGIES_STRATEGY_FACTORY_H_
 #define TESSERA_STRATEGIES_STRATEGY_FACTORY_H_
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "strategies/strategy.h"
@@ -17,8 +21,13 @@ namespace tsr {
 
 struct StrategySpec {
   std::string name = "one-device";
-  int devices = 1;   // mirrored, tensor-parallel; the process count for multi-worker
+  int devices = 1;   // mirrored, tensor-parallel, zero*; the process count for multi-worker
   std::string mesh;  // hybrid
+  // pipeline
+  int stages = 0;        // 0: not given (pipeline: 2)
+  int microbatches = 0;  // 0: not given (pipeline: 4)
+  std::string schedule;  // "gpipe" or "1f1b" (default)
+  std::vector<std::string> cut_points;
 };
 
 // InvalidArgument naming the flag at fault (an unknown name, --devices or --mesh where

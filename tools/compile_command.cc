@@ -40,10 +40,10 @@ constexpr absl::string_view kDescription =
     "inputs must have exactly the compiled shapes. --dump-ir writes the IR after every\n"
     "stage, the module given to code generation and the executable's steps and buffer plan.\n"
     "Training graphs (optimizer updates) do not compile yet.\n"
-    "With --strategy (mirrored, tensor-parallel, hybrid, multi-worker) and --explain, partitions\n"
+    "With --strategy (mirrored, tensor-parallel, zero1/2/3, hybrid, multi-worker) and --explain, partitions\n"
     "MODEL (a training graph too) over the strategy's device mesh and prints each device's\n"
     "program and, for every collective inserted, which tensor it moves, from which sharding\n"
-    "to which, and for which consumer.";
+    "to which, and for which consumer, and the bytes of Variables each device holds.";
 
 }  // namespace
 
@@ -68,7 +68,7 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   int64_t devices = 1;
   bool explain = false;
   flags.AddString("strategy", '\0', "NAME", &strategy_spec.name,
-                  "partition for mirrored, tensor-parallel, hybrid or multi-worker (with --explain)");
+                  "partition for mirrored, tensor-parallel, zero1/2/3, hybrid or multi-worker (with --explain)");
   flags.AddInt("devices", '\0', "N", &devices, "devices of --strategy (default 1)");
   flags.AddString("mesh", '\0', "AXES", &strategy_spec.mesh, "the mesh of --strategy hybrid: data=D,model=M");
   flags.AddBool("explain", '\0', &explain, "print each device's program and why each collective was inserted");

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "examples/models.h"
 #include "graph/builder/nn.h"
 #include "graph/builder/optimizers.h"
@@ -38,8 +39,10 @@ constexpr absl::string_view kUsage =
     "                     [--lr X] [--schedule S] [--momentum X] [--weight-decay X] [--clip-norm X]\n"
     "                     [--dropout X] [--seed N] [--threads N] [--max-steps N] [--checkpoint-dir DIR]\n"
     "                     [--checkpoint-every N] [--keep N] [--no-resume] [--logdir DIR] [--save FILE]\n"
-    "                     [--interpret] [--dump-ir DIR] [--strategy mirrored|tensor-parallel --devices N |\n"
-    "                      multi-worker | hybrid --mesh data=D,model=M]";
+    "                     [--interpret] [--dump-ir DIR] [--strategy mirrored|tensor-parallel|zero1|zero2|zero3\n"
+    "                      --devices N | multi-worker | hybrid --mesh data=D,model=M |\n"
+    "                      pipeline --stages S --microbatches M [--pipeline-schedule 1f1b|gpipe]\n"
+    "                      [--cut-points OPS]]";
 constexpr absl::string_view kDescription =
     "Trains a classifier on an MNIST-format dataset: DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte\n"
     "(.gz or not; default DIR: Fashion-MNIST from Debian's dataset-fashion-mnist). The model is\n"
@@ -62,7 +65,14 @@ constexpr absl::string_view kDescription =
     "process reads the same batches and trains on its share; rank 0 prints, logs and saves.\n"
     "--strategy tensor-parallel --devices N splits the dense layers' weights over N virtual\n"
     "devices (Megatron: alternately by columns and rows); --strategy hybrid --mesh\n"
-    "data=D,model=M does both on a D x M mesh.";
+    "data=D,model=M does both on a D x M mesh. --strategy zero1|zero2|zero3 --devices N is\n"
+    "data parallelism with ZeRO's sharded state: each device keeps and updates 1/N of the\n"
+    "optimizer slots (zero1), also gets only its 1/N of the reduced gradients (zero2), and\n"
+    "also holds only 1/N of the weights, gathered where they are used (zero3). --strategy\n"
+    "pipeline --stages S --microbatches M cuts the model into S consecutive stages (balanced\n"
+    "by FLOPs, or at --cut-points), each on its own virtual device, and runs each batch as M\n"
+    "micro-batches through them in the 1F1B or GPipe schedule, accumulating the gradients\n"
+    "before one update; its summary line gives the schedule's bubble fraction.";
 
 absl::Status ParseDouble(absl::string_view flag, const std::string& text, double* out) {
   if (!absl::SimpleAtod(text, out) || !std::isfinite(*out)) {
@@ -135,11 +145,21 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   flags.AddString("dump-ir", '\0', "DIR", &dump_ir, "write the IR of every compiled step after every pass here");
   std::string strategy_name = "one-device";
   int64_t devices = 1;
-  flags.AddString("strategy", '\0', "NAME", &strategy_name,
-                  "one-device (default), mirrored, multi-worker, tensor-parallel or hybrid");
+  flags.AddString(
+      "strategy", '\0', "NAME", &strategy_name,
+      "one-device (default), mirrored, multi-worker, tensor-parallel, zero1, zero2, zero3, hybrid or pipeline");
   std::string mesh_text;
   flags.AddString("mesh", '\0', "AXES", &mesh_text, "the mesh of --strategy hybrid: data=D,model=M");
-  flags.AddInt("devices", '\0', "N", &devices, "devices of --strategy mirrored (default 1)");
+  flags.AddInt("devices", '\0', "N", &devices,
+               "devices of --strategy mirrored, tensor-parallel, zero1/2/3 (default 1)");
+  int64_t stages = 0, microbatches = 0;
+  std::string pipeline_schedule, cut_points;
+  flags.AddInt("stages", '\0', "S", &stages, "pipeline stages of --strategy pipeline (default 2)");
+  flags.AddInt("microbatches", '\0', "M", &microbatches, "micro-batches per step of --strategy pipeline (default 4)");
+  flags.AddString("pipeline-schedule", '\0', "NAME", &pipeline_schedule,
+                  "schedule of --strategy pipeline: 1f1b (default) or gpipe");
+  flags.AddString("cut-points", '\0', "OPS", &cut_points,
+                  "forward ops starting pipeline stages 1..S-1, comma-separated (default: balanced by FLOPs)");
   absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(args);
   if (!positionals.ok()) return UsageError(err, "train", positionals.status().message());
   if (flags.help_requested()) {
@@ -194,7 +214,12 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   absl::StatusOr<std::shared_ptr<const Strategy>> strategy =
       MakeStrategy({.name = strategy_name,
                     .devices = strategy_name == "multi-worker" ? world->world_size : static_cast<int>(devices),
-                    .mesh = mesh_text});
+                    .mesh = mesh_text,
+                    .stages = static_cast<int>(stages),
+                    .microbatches = static_cast<int>(microbatches),
+                    .schedule = pipeline_schedule,
+                    .cut_points = cut_points.empty() ? std::vector<std::string>()
+                                                     : absl::StrSplit(cut_points, ',', absl::SkipEmpty())});
   if (!strategy.ok()) return UsageError(err, "train", strategy.status().message());
 #ifdef TESSERA_HAS_COMPILER
   if (!interpret) options.step_compiler = CompiledStepCompiler({.dump_ir_dir = dump_ir});

@@ -1648,7 +1648,8 @@ def Tsr_VariableOp : Tsr_Op<"Variable", [Tsr_RegistryVerified]> {
     DefaultValuedAttr<BoolAttr, "true">:$trainable,
     OptionalAttr<ElementsAttr>:$value,
     OptionalAttr<Tsr_ShapeAttr>:$partition_shape,
-    OptionalAttr<DenseI64ArrayAttr>:$partition_offset);
+    OptionalAttr<DenseI64ArrayAttr>:$partition_offset,
+    OptionalAttr<StrAttr>:$partition_of);
   let results = (outs
     Tsr_Tensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";

@@ -141,6 +141,10 @@ absl::Status RegisterSourceOps(OpRegistry& registry) {
                                             // the share is initialized as that block of the whole.
                                             .OptionalAttr("partition_shape", AttrType::kShape)
                                             .OptionalAttr("partition_offset", AttrType::kInts)
+                                            // The Variable it is a share of, when named otherwise
+                                            // (a ZeRO update's share of a replicated parameter):
+                                            // its values are drawn as that Variable's.
+                                            .OptionalAttr("partition_of", AttrType::kString)
                                             .Stateful()
                                             .Infer(InferVariable)
                                             .Build()));

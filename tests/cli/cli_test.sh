@@ -372,6 +372,11 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     run "$tessera" compile "$tmp/train.pb" --strategy mirrored --devices 2 --batch 8 --explain
     expect_code 0
     expect_out "AllGather logits/Add/all_gather: 'logits/Add' [{data}, -] -> replicated for output 'logits'"
+    expect_out "variables: 1077288 bytes on one device; per device 1077288, 1077288 bytes"
+    # ZeRO shards optimizer state: a graph without an optimizer has none.
+    run "$tessera" compile "$tmp/train.pb" --strategy zero3 --devices 2 --batch 8 --explain
+    expect_code 1
+    expect_err "ZeRO shards optimizer updates, but the graph has none"
     run "$tessera" compile "$tmp/train.pb" --explain
     expect_code 2
     expect_err "--explain goes with --strategy"
@@ -441,6 +446,28 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --seed 3 -q --strategy hybrid --mesh data=2,model=2
     expect_code 0
     [[ ${out%%(*} == "${one_device%%(*}" ]] || fail "hybrid training ended elsewhere: '$out' vs '$one_device'"
+    for stage in zero1 zero3; do
+      run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --seed 3 -q --strategy $stage --devices 2
+      expect_code 0
+      [[ ${out%%(*} == "${one_device%%(*}" ]] || fail "$stage training ended elsewhere: '$out' vs '$one_device'"
+    done
+    run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --seed 3 -q --strategy pipeline --stages 2 --microbatches 4 --pipeline-schedule gpipe
+    expect_code 0
+    [[ ${out%%(*} == "${one_device%%(*}" ]] || fail "pipeline training ended elsewhere: '$out' vs '$one_device'"
+    run "$tessera" train mlp --epochs 1 --max-steps 2 --batch-size 32 --strategy pipeline --stages 3 --microbatches 8
+    expect_code 0
+    expect_err "pipeline(3 stages, 8 micro-batches, 1f1b): bubble 20.0%"
+    run "$tessera" train mlp --strategy pipeline --stages 2 --cut-points a,b
+    expect_code 2
+    expect_err "--cut-points names 2 ops but --stages 2 needs 1"
+    run "$tessera" train mlp --strategy mirrored --devices 2 --microbatches 4
+    expect_code 2
+    expect_err "--stages, --microbatches, --pipeline-schedule and --cut-points go with --strategy pipeline"
+    # Not quiet: the steps run partitioned (no note that they fell back to one device).
+    run "$tessera" train mlp --epochs 1 --max-steps 5 --batch-size 32 --seed 3 --strategy zero2 --devices 2
+    expect_code 0
+    expect_err "compiled the training step for batch 32: zero2(2): 2 devices"
+    expect_not_err "does not compile"
     ;;
 
   train_multi_worker)
@@ -500,13 +527,13 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     expect_code 1
     run "$tessera" train mlp --strategy ring
     expect_code 2
-    expect_err "--strategy is 'ring' but one-device, mirrored, multi-worker, tensor-parallel or hybrid is required"
+    expect_err "--strategy is 'ring' but one-device, mirrored, multi-worker, tensor-parallel, zero1, zero2, zero3, hybrid or pipeline is required"
     run "$tessera" train mlp --strategy hybrid --mesh data=2
     expect_code 2
     expect_err "data=D,model=M"
     run "$tessera" train mlp --devices 2
     expect_code 2
-    expect_err "--devices needs --strategy mirrored or tensor-parallel"
+    expect_err "--devices needs --strategy mirrored, tensor-parallel or zero1/2/3"
     ;;
 
   bench_collectives)

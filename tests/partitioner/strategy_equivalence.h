@@ -51,7 +51,8 @@ inline void ExpectStrategyMatchesOneDevice(const TrainingGraph& t, const Strateg
   absl::StatusOr<StrategyPlan> plan = strategy.Plan(t.graph);
   ASSERT_TRUE(plan.ok()) << plan.status();
   absl::StatusOr<PartitionedProgram> program =
-      PartitionGraph(t.graph, plan->mesh, plan->annotations, {.batch = image_shape.dim(0), .targets = t.updates});
+      PartitionGraph(t.graph, plan->mesh, plan->annotations,
+                     {.batch = image_shape.dim(0), .targets = t.updates, .reduce_scatter = plan->reduce_scatter});
   ASSERT_TRUE(program.ok()) << program.status();
   if (check_program) check_program(*program);
 

@@ -48,8 +48,9 @@ TEST(TensorParallelTest, HybridDataTimesModelOnTwoByTwoMatchesOneDevice) {
                                  });
 }
 
-// A weight split without its optimizer slot: the momentum update would write a share
-// into a whole Variable. The partitioner says which node, Variable and layouts.
+// A weight split without its optimizer slot: its bias's update would write shares into
+// the whole bias and its whole momentum. The partitioner says which node, Variables and
+// layouts.
 TEST(TensorParallelTest, SplitWeightWithWholeSlotIsAClearError) {
   const TrainingGraph t = Mlp(OptimizerKind::kMomentum);
   absl::StatusOr<DeviceMesh> mesh = DeviceMesh::Parse("model=2");
@@ -61,7 +62,9 @@ TEST(TensorParallelTest, SplitWeightWithWholeSlotIsAClearError) {
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), absl::StatusCode::kUnimplemented) << p.status();
   EXPECT_NE(
-      p.status().message().find("Variable 'dense/kernel/momentum' as [-, {model}] but the Variable is replicated"),
+      p.status().message().find("node 'optimizer/update/dense/bias' (MomentumUpdate) computes Variable 'dense/bias' "
+                                "as [{model}] but the Variable is replicated, and Variable 'dense/bias/momentum' as "
+                                "[{model}] but the Variable is replicated"),
       std::string::npos)
       << p.status();
 }

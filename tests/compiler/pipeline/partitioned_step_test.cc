@@ -1,8 +1,8 @@
 // The Trainer under a strategy (strategies/distributed_step.h): training steps and
-// evaluation partitioned over mirrored virtual devices — interpreted, and compiled with
-// collective steps in the executables — must give, epoch by epoch, the losses,
-// accuracies and final weights of one device training on the same batches (1e-5
-// relative), with partial last batches split unevenly over the devices.
+// evaluation partitioned over virtual devices (mirrored, tensor-parallel, hybrid, ZeRO, pipeline) — interpreted, and
+// compiled with collective steps in the executables — must give, epoch by epoch, the losses, accuracies and final
+// weights of one device training on the same batches (1e-5 relative), with partial last batches split unevenly over the
+// devices.
 #include <cmath>
 #include <memory>
 #include <sstream>
@@ -15,6 +15,9 @@
 #include "runtime/trainer/trainer.h"
 #include "strategies/data_parallel.h"
 #include "strategies/distributed_step.h"
+#include "strategies/pipeline.h"
+#include "strategies/tensor_parallel.h"
+#include "strategies/zero.h"
 #include "tests/runtime/trainer/clusters_dataset.h"
 
 namespace tsr {
@@ -45,16 +48,14 @@ std::unique_ptr<Trainer> MakeTrainer(double dropout, StepCompiler compiler, std:
 
 double Relative(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-12); }
 
-void ExpectSameTraining(double dropout, int devices, StepCompiler device_compiler) {
+void ExpectSameTraining(double dropout, std::shared_ptr<const Strategy> strategy, StepCompiler device_compiler) {
   // 100 = 3 x 32 + 4: the last batch of 4 is split 2+2 or 1+1+2; evaluation 30 = 32 - 2.
   const auto train = ClustersDataset(100, 41, {8}, 1.5f);
   const auto eval = ClustersDataset(30, 42, {8}, 1.5f);
   std::ostringstream one_log, mirrored_log;
   std::unique_ptr<Trainer> one = MakeTrainer(dropout, nullptr, &one_log);
   std::unique_ptr<Trainer> mirrored = MakeTrainer(
-      dropout,
-      PartitionedStepCompiler(std::make_shared<MirroredStrategy>(devices), {.device_compiler = device_compiler}),
-      &mirrored_log);
+      dropout, PartitionedStepCompiler(std::move(strategy), {.device_compiler = device_compiler}), &mirrored_log);
   ASSERT_NE(one, nullptr);
   ASSERT_NE(mirrored, nullptr);
   absl::StatusOr<TrainResult> a = one->Fit(train, eval);
@@ -82,12 +83,41 @@ void ExpectSameTraining(double dropout, int devices, StepCompiler device_compile
   }
 }
 
-TEST(PartitionedStepTest, MirroredInterpretedTrainsAsOneDevice) { ExpectSameTraining(0.2, 2, nullptr); }
+TEST(PartitionedStepTest, MirroredInterpretedTrainsAsOneDevice) {
+  ExpectSameTraining(0.2, std::make_shared<MirroredStrategy>(2), nullptr);
+}
 
 // Compiled device programs with AllReduce/AllGather steps; dropout's mask is drawn on the
 // whole tensor (its rule keeps it whole), so it matches one device's draw.
 TEST(PartitionedStepTest, MirroredCompiledUnevenWithDropoutTrainsAsOneDevice) {
-  ExpectSameTraining(0.3, 3, CompiledStepCompiler());
+  ExpectSameTraining(0.3, std::make_shared<MirroredStrategy>(3), CompiledStepCompiler());
+}
+
+// Split weights: the Trainer's starting values and checkpointed values reach each device
+// as its share, and the compiled programs hold shares.
+TEST(PartitionedStepTest, TensorParallelCompiledTrainsAsOneDevice) {
+  ExpectSameTraining(0.0, std::make_shared<TensorParallelStrategy>(2), CompiledStepCompiler());
+}
+
+TEST(PartitionedStepTest, HybridInterpretedTrainsAsOneDevice) {
+  ExpectSameTraining(0.0, std::make_shared<HybridStrategy>(2, 2), nullptr);
+}
+
+// Pipeline: 2 stages, 4 micro-batches (the last batch of 4: one row each), 1F1B; the
+// evaluation runs pipelined too.
+TEST(PartitionedStepTest, PipelineTrainsAsOneDevice) {
+  ExpectSameTraining(
+      0.0, std::make_shared<PipelineStrategy>(PipelinePlan{2, 4, PipelineScheduleKind::kOneForwardOneBackward, {}}),
+      CompiledStepCompiler());
+}
+
+// ZeRO: the update shares (stages 1, 2) are set with their parameters; ReduceScatter
+// steps in the executables.
+TEST(PartitionedStepTest, ZeroCompiledTrainsAsOneDevice) {
+  for (int stage : {1, 2, 3}) {
+    SCOPED_TRACE(::testing::Message() << "stage " << stage);
+    ExpectSameTraining(0.2, std::make_shared<ZeroStrategy>(stage, 2), CompiledStepCompiler());
+  }
 }
 
 }  // namespace

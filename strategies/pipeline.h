@@ -1,0 +1,58 @@
+// Pipeline parallelism: the model's layers cut into `stages` consecutive stages, each on
+// its own virtual device; a training step's batch is split into `microbatches`
+// micro-batches that flow through the stages in a schedule (GPipe or 1F1B,
+// partitioner/pipeline_schedule.h), their gradients accumulated, and each stage's
+// optimizer updates applied once at the end of the step — so the weights are those of
+// one device training on the global batch. Stages are balanced by forward FLOPs, or
+// start at the given cut points (partitioner/pipeline_stages.h).
+//
+// `PipelineStep` runs such a plan in-process: one thread and one interpreter Session per
+// stage, activations and gradients handed between stages per micro-batch (a stage waits
+// for what it needs, with a timeout naming the stage, micro-batch and tensor). It
+// returns the fetches one device would: batch-major ones concatenated over the
+// micro-batches, scalar ones (the mean loss) weighted by the micro-batches' shares.
+#ifndef TESSERA_STRATEGIES_PIPELINE_H_
+#define TESSERA_STRATEGIES_PIPELINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "runtime/trainer/step_program.h"
+#include "strategies/strategy.h"
+
+namespace tsr {
+
+class PipelineStrategy : public Strategy {
+ public:
+  explicit PipelineStrategy(PipelinePlan plan) : plan_(std::move(plan)) {}
+  std::string name() const override;  // "pipeline(2 stages, 4 micro-batches, 1f1b)"
+  absl::StatusOr<StrategyPlan> Plan(const Graph& graph) const override;
+
+ private:
+  PipelinePlan plan_;
+};
+
+struct PipelineStepOptions {
+  int threads_per_stage = 1;
+  absl::Duration timeout = absl::Minutes(5);  // how long a stage waits for another's tensor
+};
+
+// The pipelined step of `spec` (its graph, fetches and update targets).
+absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan& plan, const StepProgramSpec& spec,
+                                                              const PipelineStepOptions& options = {});
+
+// What a pipelined step measured in its last run, for tests and reports.
+struct PipelineRunStats {
+  int microbatches = 0;
+  // The most bytes of activations and gradients held for later tasks at once, per stage
+  // that produced them (1F1B holds fewer micro-batches' than GPipe).
+  std::vector<int64_t> peak_held_bytes;
+};
+// `program` must come from MakePipelineStep.
+PipelineRunStats LastPipelineRunStats(const StepProgram& program);
+
+}  // namespace tsr
+
+#endif  // TESSERA_STRATEGIES_PIPELINE_H_
