@@ -8,11 +8,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "graph/onnx/onnx_importer.h"
 #include "graph/proto/graph_def_io.h"
+#include "partitioner/pipeline_stages.h"
 #include "partitioner/spmd_partitioner.h"
 #include "strategies/strategy_factory.h"
 #include "tools/command.h"
+#include "tools/strategy_flags.h"
 #include "tools/variable_values.h"
 #ifdef TESSERA_HAS_COMPILER
 #include "compiler/executable/executable_file.h"
@@ -26,7 +29,8 @@ namespace {
 constexpr absl::string_view kUsage =
     "tessera compile MODEL -o OUT.tsrx [--batch N] [--threads N] [--dump-ir DIR] [--target-cpu CPU]\n"
     "                      [--target-features FEATURES] [--no-fusion] [--seed N] [--quiet]\n"
-    "       tessera compile MODEL --strategy NAME [--devices N | --mesh data=D,model=M] [--batch N] --explain";
+    "       tessera compile MODEL --strategy NAME [--devices N | --mesh data=D,model=M |\n"
+    "                       --stages S --microbatches M --pipeline-schedule NAME] [--batch N] --explain";
 constexpr absl::string_view kDescription =
     "Compiles MODEL (a GraphDef: .pb or .tsrg binary, .pbtxt text; or an ONNX model, .onnx)\n"
     "ahead of time into a .tsrx executable, written atomically to OUT: the batch dimension\n"
@@ -43,7 +47,9 @@ constexpr absl::string_view kDescription =
     "With --strategy (mirrored, tensor-parallel, zero1/2/3, hybrid, multi-worker) and --explain, partitions\n"
     "MODEL (a training graph too) over the strategy's device mesh and prints each device's\n"
     "program and, for every collective inserted, which tensor it moves, from which sharding\n"
-    "to which, and for which consumer, and the bytes of Variables each device holds.";
+    "to which, and for which consumer, and the bytes of Variables each device holds. With\n"
+    "--strategy pipeline it prints the stages (ops, FLOPs, what each sends to which stage),\n"
+    "the schedule's bubble fraction and each stage's order of forward and backward tasks.";
 
 }  // namespace
 
@@ -72,6 +78,8 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   flags.AddInt("devices", '\0', "N", &devices, "devices of --strategy (default 1)");
   flags.AddString("mesh", '\0', "AXES", &strategy_spec.mesh, "the mesh of --strategy hybrid: data=D,model=M");
   flags.AddBool("explain", '\0', &explain, "print each device's program and why each collective was inserted");
+  PipelineFlags pipeline;
+  AddPipelineFlags(flags, &pipeline);
   absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(args);
   if (!positionals.ok()) return UsageError(err, "compile", positionals.status().message());
   if (flags.help_requested()) {
@@ -82,6 +90,7 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
     return UsageError(err, "compile", absl::StrCat("expected one MODEL, got ", positionals->size(), " arguments"));
   }
   strategy_spec.devices = static_cast<int>(std::clamp<int64_t>(devices, -1, 1 << 20));
+  ApplyPipelineFlags(pipeline, strategy_spec);
   absl::StatusOr<std::shared_ptr<const Strategy>> strategy = MakeStrategy(strategy_spec);
   if (!strategy.ok()) return UsageError(err, "compile", strategy.status().message());
   if (explain != (*strategy != nullptr)) {
@@ -105,11 +114,29 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
     absl::StatusOr<StrategyPlan> plan = (*strategy)->Plan(*graph);
     if (!plan.ok()) return Failure(err, "compile", plan.status());
     // A training graph's optimizer and model updates are kept as the step's targets.
-    PartitionOptions partition{.batch = batch};
+    PartitionOptions partition{.batch = batch, .reduce_scatter = plan->reduce_scatter};
     for (const Node* node : graph->nodes()) {
       if (node->op_def() != nullptr && !node->op_def()->variable_updates.empty()) {
         partition.targets.push_back(node->name());
       }
+    }
+    if (plan->pipeline.has_value()) {
+      // The stages, what each sends where, and each stage's order of tasks.
+      PipelineOptions options{
+          .stages = plan->pipeline->stages, .cut_points = plan->pipeline->cut_points, .targets = partition.targets};
+      for (const SignatureEntry& e : graph->outputs()) options.fetches.push_back(e.name);
+      absl::StatusOr<PipelineProgram> stages = SplitPipelineStages(*graph, options);
+      if (!stages.ok()) return Failure(err, "compile", stages.status());
+      const int m = plan->pipeline->microbatches;
+      out << (*strategy)->name() << ": " << stages->Explain()
+          << absl::StrFormat("bubble fraction %.3f ((S - 1) / (M + S - 1))\n",
+                             PipelineBubbleFraction(plan->pipeline->stages, m));
+      const auto tasks = PipelineTasks(plan->pipeline->schedule, plan->pipeline->stages, m);
+      for (size_t s = 0; s < tasks.size(); ++s) {
+        out << "stage " << s << " runs " << TasksToString(tasks[s]) << " (at most "
+            << PeakMicrobatchesInFlight(tasks[s]) << " micro-batches' activations held)\n";
+      }
+      return kExitOk;
     }
     absl::StatusOr<PartitionedProgram> program = PartitionGraph(*graph, plan->mesh, plan->annotations, partition);
     if (!program.ok()) return Failure(err, "compile", program.status());

@@ -11,7 +11,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "examples/models.h"
 #include "graph/builder/nn.h"
 #include "graph/builder/optimizers.h"
@@ -23,6 +22,7 @@
 #include "strategies/distributed_step.h"
 #include "strategies/strategy_factory.h"
 #include "tools/command.h"
+#include "tools/strategy_flags.h"
 #include "tools/world_collectives.h"
 #ifdef TESSERA_HAS_COMPILER
 #include "compiler/pipeline/compiled_step.h"
@@ -152,14 +152,8 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   flags.AddString("mesh", '\0', "AXES", &mesh_text, "the mesh of --strategy hybrid: data=D,model=M");
   flags.AddInt("devices", '\0', "N", &devices,
                "devices of --strategy mirrored, tensor-parallel, zero1/2/3 (default 1)");
-  int64_t stages = 0, microbatches = 0;
-  std::string pipeline_schedule, cut_points;
-  flags.AddInt("stages", '\0', "S", &stages, "pipeline stages of --strategy pipeline (default 2)");
-  flags.AddInt("microbatches", '\0', "M", &microbatches, "micro-batches per step of --strategy pipeline (default 4)");
-  flags.AddString("pipeline-schedule", '\0', "NAME", &pipeline_schedule,
-                  "schedule of --strategy pipeline: 1f1b (default) or gpipe");
-  flags.AddString("cut-points", '\0', "OPS", &cut_points,
-                  "forward ops starting pipeline stages 1..S-1, comma-separated (default: balanced by FLOPs)");
+  PipelineFlags pipeline;
+  AddPipelineFlags(flags, &pipeline);
   absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(args);
   if (!positionals.ok()) return UsageError(err, "train", positionals.status().message());
   if (flags.help_requested()) {
@@ -211,15 +205,11 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
       quiet = true;
     }
   }
-  absl::StatusOr<std::shared_ptr<const Strategy>> strategy =
-      MakeStrategy({.name = strategy_name,
-                    .devices = strategy_name == "multi-worker" ? world->world_size : static_cast<int>(devices),
-                    .mesh = mesh_text,
-                    .stages = static_cast<int>(stages),
-                    .microbatches = static_cast<int>(microbatches),
-                    .schedule = pipeline_schedule,
-                    .cut_points = cut_points.empty() ? std::vector<std::string>()
-                                                     : absl::StrSplit(cut_points, ',', absl::SkipEmpty())});
+  StrategySpec strategy_spec{.name = strategy_name,
+                             .devices = strategy_name == "multi-worker" ? world->world_size : static_cast<int>(devices),
+                             .mesh = mesh_text};
+  ApplyPipelineFlags(pipeline, strategy_spec);
+  absl::StatusOr<std::shared_ptr<const Strategy>> strategy = MakeStrategy(strategy_spec);
   if (!strategy.ok()) return UsageError(err, "train", strategy.status().message());
 #ifdef TESSERA_HAS_COMPILER
   if (!interpret) options.step_compiler = CompiledStepCompiler({.dump_ir_dir = dump_ir});

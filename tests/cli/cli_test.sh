@@ -373,6 +373,12 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     expect_code 0
     expect_out "AllGather logits/Add/all_gather: 'logits/Add' [{data}, -] -> replicated for output 'logits'"
     expect_out "variables: 1077288 bytes on one device; per device 1077288, 1077288 bytes"
+    # Pipeline: the stages of the model with its loss (no optimizer here), the schedule.
+    run "$tessera" compile "$tmp/train.pb" --strategy pipeline --stages 2 --microbatches 4 --pipeline-schedule gpipe --batch 8 --explain
+    expect_code 0
+    expect_out "pipeline(2 stages, 4 micro-batches, gpipe): 2 pipeline stages"
+    expect_out "bubble fraction 0.200"
+    expect_out "stage 1 runs F0 F1 F2 F3 B0 B1 B2 B3 (at most 4 micro-batches' activations held)"
     # ZeRO shards optimizer state: a graph without an optimizer has none.
     run "$tessera" compile "$tmp/train.pb" --strategy zero3 --devices 2 --batch 8 --explain
     expect_code 1

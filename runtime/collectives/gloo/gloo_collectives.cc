@@ -90,7 +90,9 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
       : context_(std::move(context)),
         rank_(context_->rank),
         world_size_(context_->size),
-        piggyback_limit_(world_size_ > 1 ? kPiggybackBytes / (world_size_ - 1) : 0),
+        // A multiple of 64, so that every rank's frame (and the tensor in it) stays aligned
+        // for its element type.
+        piggyback_limit_(world_size_ > 1 ? kPiggybackBytes / (world_size_ - 1) / 64 * 64 : 0),
         send_frame_(FrameBytes()),
         receive_frames_(static_cast<size_t>(world_size_) * FrameBytes()),
         options_(options),
