@@ -1,4 +1,4 @@
-// BuildMlp and BuildLeNet.
+// BuildMlp, BuildLeNet and BuildGptBlock.
 #include "examples/models.h"
 
 #include "graph/builder/graph_builder.h"
@@ -49,6 +49,26 @@ absl::StatusOr<Graph> BuildLeNet(const LeNetOptions& options) {
     if (options.dropout > 0) x = nn::Dropout(b, x, options.dropout, {.training_mode = training});
   }
   Output logits = nn::Dense(b, x, options.num_classes, {.name = "logits"});
+  return FinishClassifier(b, logits, options.training_head);
+}
+
+absl::StatusOr<Graph> BuildGptBlock(const GptBlockOptions& options) {
+  GraphBuilder b;
+  Output x = b.Input("image", DType::kF32, {kBatchDim, options.sequence, options.width});
+  Output normalized = nn::LayerNorm(b, x, {.epsilon = 1e-5, .name = "ln_1"});
+  Output attention =
+      nn::MultiHeadAttention(b, normalized, normalized, options.heads, {.causal = true, .name = "attention"});
+  x = ops::Add(b, x, attention, "residual_1");
+  Output h = nn::LayerNorm(b, x, {.epsilon = 1e-5, .name = "ln_2"});
+  {
+    auto scope = b.Scope("mlp");
+    h = nn::Dense(b, h, 4 * options.width, {.activation = "gelu", .name = "fc"});
+    h = nn::Dense(b, h, options.width, {.name = "proj"});
+  }
+  x = ops::Add(b, x, h, "residual_2");
+  x = nn::LayerNorm(b, x, {.epsilon = 1e-5, .name = "ln_f"});
+  Output pooled = ops::ReduceMean(b, x, std::vector<int64_t>{1}, /*keepdims=*/false);
+  Output logits = nn::Dense(b, pooled, options.num_classes, {.name = "logits"});
   return FinishClassifier(b, logits, options.training_head);
 }
 

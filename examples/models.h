@@ -1,5 +1,5 @@
 // The example models, built with the GraphBuilder API: an MLP and a LeNet-5 style
-// CNN for 28x28 single-channel images (MNIST, Fashion-MNIST). `tessera example`
+// CNN for 28x28 single-channel images (MNIST, Fashion-MNIST), and a GPT-2 block. `tessera example`
 // and the tests build them from here; examples/mlp.cc and examples/lenet.cc show the
 // same models as standalone programs.
 #ifndef TESSERA_EXAMPLES_MODELS_H_
@@ -38,6 +38,20 @@ struct LeNetOptions {
 // conv 16@5x5 + relu -> max pool 2 -> flatten -> dense 120, 84 (relu) ->
 // output "logits" f32 [N, num_classes]; 61,706 parameters for 10 classes.
 absl::StatusOr<Graph> BuildLeNet(const LeNetOptions& options = {});
+
+struct GptBlockOptions {
+  int64_t sequence = 16;  // tokens
+  int64_t width = 64;     // features per token (GPT-2 small: 768)
+  int64_t heads = 4;      // attention heads (GPT-2 small: 12)
+  int64_t num_classes = 10;
+  bool training_head = false;  // as in MlpOptions
+};
+// A GPT-2 transformer block as a sequence classifier. Input "image" f32 [N, sequence,
+// width] (token embeddings) -> x + attention(LayerNorm(x)) (causal multi-head,
+// projections "attention/query|key|value|attention_output") -> x + mlp(LayerNorm(x))
+// (Dense 4*width with GELU "mlp/fc", Dense width "mlp/proj") -> LayerNorm -> mean over
+// the tokens -> Dense "logits" -> output "logits" f32 [N, num_classes].
+absl::StatusOr<Graph> BuildGptBlock(const GptBlockOptions& options = {});
 
 }  // namespace tsr::examples
 

@@ -33,6 +33,12 @@ class DeviceMesh {
   // The axis index of `name`; -1 when the mesh has no such axis.
   int AxisIndex(absl::string_view name) const;
   int axis_size(int axis) const { return axes_[axis].size; }
+  // How many devices the axes (indices) span together: the product of their sizes.
+  int DeviceCount(const std::vector<int>& axes) const {
+    int n = 1;
+    for (int a : axes) n *= axes_[a].size;
+    return n;
+  }
   const std::string& axis_name(int axis) const { return axes_[axis].name; }
   // Device `device`'s coordinate on each axis.
   std::vector<int> Coordinates(int device) const;

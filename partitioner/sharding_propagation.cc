@@ -117,6 +117,10 @@ absl::StatusOr<ShardingPlan> PropagateShardings(const Graph& graph, const Device
         if (!pinned[f] && AxesOverlap(axes, used_axes)) {
           return conflict(absl::StrCat("dimension ", d, "'s mesh axes already split another dimension"));
         }
+        if (!axes.empty() && rule.factor_even_only[f] && rule.factor_sizes[f] % mesh.DeviceCount(axes) != 0) {
+          return conflict(absl::StrCat("dimension ", d, " can only be split evenly, in ", rule.factor_sizes[f],
+                                       " blocks or a divisor of that"));
+        }
         pinned[f] = true;
         ns.factor_axes[f] = axes;
         used_axes = Union(used_axes, axes);
@@ -131,6 +135,7 @@ absl::StatusOr<ShardingPlan> PropagateShardings(const Graph& graph, const Device
         const int f = rule.operands[i][d];
         if (f < 0 || in.dims[d].empty() || !ns.factor_axes[f].empty() || pinned[f]) continue;
         if (AxesOverlap(in.dims[d], used_axes)) continue;
+        if (rule.factor_even_only[f] && rule.factor_sizes[f] % mesh.DeviceCount(in.dims[d]) != 0) continue;
         ns.factor_axes[f] = in.dims[d];
         used_axes = Union(used_axes, in.dims[d]);
       }

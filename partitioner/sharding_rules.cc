@@ -105,7 +105,17 @@ OpShardingRule ReshapeRule(const Graph& graph, const Node& node) {
       rule.results[0][j] = f;
       pi *= in.dim(i++);
       pj *= out.dim(j++);
-    } else if (pi * in.dim(i) <= pj * out.dim(j)) {
+      continue;
+    }
+    // A dimension split into several ([H*d] -> [H, d]) or several merged into one: the
+    // major ones share a factor of the smaller size, split evenly only.
+    const int64_t a = in.dim(i), b = out.dim(j);
+    if (pi == pj && a > 1 && b > 1 && std::max(a, b) % std::min(a, b) == 0) {
+      const int f = rule.AddFactor(std::min(a, b), FactorKind::kParallel, /*even_only=*/true);
+      rule.operands[0][i] = f;
+      rule.results[0][j] = f;
+    }
+    if (pi * in.dim(i) <= pj * out.dim(j)) {
       pi *= in.dim(i++);
     } else {
       pj *= out.dim(j++);

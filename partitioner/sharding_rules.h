@@ -44,10 +44,16 @@ struct OpShardingRule {
   std::vector<std::vector<int>> results;
   // Operand sets the op is linear in (see above).
   std::vector<std::vector<int>> linear_sets;
+  // Per factor: whether it may only be split evenly (its size a multiple of the devices
+  // splitting it) — a reshape's factor that is the major part of a merged or split
+  // dimension (a [T, H*d] <-> [T, H, d] head split) lines up with that dimension's
+  // blocks only then.
+  std::vector<bool> factor_even_only;
 
-  int AddFactor(int64_t size, FactorKind kind) {
+  int AddFactor(int64_t size, FactorKind kind, bool even_only = false) {
     factor_sizes.push_back(size);
     factor_kinds.push_back(kind);
+    factor_even_only.push_back(even_only);
     return static_cast<int>(factor_sizes.size()) - 1;
   }
 };

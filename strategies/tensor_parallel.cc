@@ -1,11 +1,14 @@
 // Tensor-parallel and hybrid strategies (see tensor_parallel.h).
 #include "strategies/tensor_parallel.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "graph/bind_batch.h"
 #include "graph/status_macros.h"
+#include "partitioner/shape_folding.h"
 #include "strategies/data_parallel.h"
 
 namespace tsr {
@@ -31,36 +34,48 @@ void Annotate(const Graph& graph, const Node& variable, std::vector<std::vector<
 
 }  // namespace
 
-absl::Status AddTensorParallelAnnotations(const Graph& graph, const std::string& axis,
+absl::Status AddTensorParallelAnnotations(const Graph& graph, const DeviceMesh& mesh, const std::string& axis,
                                           ShardingAnnotations& annotations) {
-  TSR_ASSIGN_OR_RETURN(std::vector<const Node*> order, graph.TopologicalOrder());
-  int layer = 0;
+  const int model = mesh.AxisIndex(axis);
+  if (model < 0)
+    return absl::InvalidArgumentError(absl::StrCat("the mesh ", mesh.ToString(), " has no axis '", axis, "'"));
+  // Shardings are propagated on the graph with static shapes, as the partitioner sees it.
+  TSR_ASSIGN_OR_RETURN(Graph bound, BindBatch(graph, mesh.num_devices()));
+  TSR_RETURN_IF_ERROR(FoldShapeComputations(bound).status());
+  TSR_ASSIGN_OR_RETURN(std::vector<const Node*> order, bound.TopologicalOrder());
+  int layers = 0;
   for (const Node* node : order) {
     if ((node->op() != "MatMul" && node->op() != "Gemm") || node->num_inputs() < 2) continue;
-    const Node* weight = VariableAt(graph, node->input(1));
+    const Node* weight = VariableAt(bound, node->input(1));
     if (weight == nullptr || weight->output_type(0).shape.rank() != 2) continue;
     if (node->op() == "Gemm") {
       const AttrValue* tb = node->FindAttr("transB");
       if (tb != nullptr && tb->i() != 0) continue;  // [N, K] weights: not handled yet
     }
-    const bool column = layer++ % 2 == 0;
+    // A layer whose input arrives split by features (after a column layer, through
+    // per-feature or per-head ops) splits its rows; any other splits its columns.
+    TSR_ASSIGN_OR_RETURN(ShardingPlan plan, PropagateShardings(bound, mesh, annotations));
+    const Sharding& input = plan.ResultOf(node->input(0));
+    const bool row = !input.dims.empty() &&
+                     std::find(input.dims.back().begin(), input.dims.back().end(), model) != input.dims.back().end();
+    ++layers;
     Annotate(
-        graph, *weight,
-        column ? std::vector<std::vector<std::string>>{{}, {axis}} : std::vector<std::vector<std::string>>{{axis}, {}},
+        bound, *weight,
+        row ? std::vector<std::vector<std::string>>{{axis}, {}} : std::vector<std::vector<std::string>>{{}, {axis}},
         annotations);
-    if (!column) continue;
+    if (row) continue;
     // The bias added to a column layer's output is split with the columns.
-    for (const auto& [consumer, slot] : graph.Consumers(node->output(0))) {
+    for (const auto& [consumer, slot] : bound.Consumers(node->output(0))) {
       if (consumer->op() != "Add" || consumer->num_inputs() != 2) continue;
-      const Node* bias = VariableAt(graph, consumer->input(1 - slot));
-      if (bias != nullptr && bias->output_type(0).shape.rank() == 1) Annotate(graph, *bias, {{axis}}, annotations);
+      const Node* bias = VariableAt(bound, consumer->input(1 - slot));
+      if (bias != nullptr && bias->output_type(0).shape.rank() == 1) Annotate(bound, *bias, {{axis}}, annotations);
     }
     if (node->op() == "Gemm" && node->num_inputs() > 2) {
-      const Node* bias = VariableAt(graph, node->input(2));
-      if (bias != nullptr && bias->output_type(0).shape.rank() == 1) Annotate(graph, *bias, {{axis}}, annotations);
+      const Node* bias = VariableAt(bound, node->input(2));
+      if (bias != nullptr && bias->output_type(0).shape.rank() == 1) Annotate(bound, *bias, {{axis}}, annotations);
     }
   }
-  if (layer == 0) {
+  if (layers == 0) {
     return absl::InvalidArgumentError(
         "tensor parallelism splits dense layers' weights, but the graph has no MatMul or Gemm with a rank-2 Variable "
         "weight");
@@ -74,7 +89,7 @@ absl::StatusOr<StrategyPlan> TensorParallelStrategy::Plan(const Graph& graph) co
   if (devices_ < 1) return absl::InvalidArgumentError(absl::StrCat("tensor parallelism over ", devices_, " devices"));
   TSR_ASSIGN_OR_RETURN(DeviceMesh mesh, DeviceMesh::Create({MeshAxis{"model", devices_}}));
   StrategyPlan plan{std::move(mesh), {}};
-  TSR_RETURN_IF_ERROR(AddTensorParallelAnnotations(graph, "model", plan.annotations));
+  TSR_RETURN_IF_ERROR(AddTensorParallelAnnotations(graph, plan.mesh, "model", plan.annotations));
   return plan;
 }
 
@@ -84,7 +99,7 @@ absl::StatusOr<StrategyPlan> HybridStrategy::Plan(const Graph& graph) const {
   TSR_ASSIGN_OR_RETURN(StrategyPlan data, DataParallelPlan(graph, data_));
   TSR_ASSIGN_OR_RETURN(DeviceMesh mesh, DeviceMesh::Create({MeshAxis{"data", data_}, MeshAxis{"model", model_}}));
   StrategyPlan plan{std::move(mesh), std::move(data.annotations)};
-  TSR_RETURN_IF_ERROR(AddTensorParallelAnnotations(graph, "model", plan.annotations));
+  TSR_RETURN_IF_ERROR(AddTensorParallelAnnotations(graph, plan.mesh, "model", plan.annotations));
   return plan;
 }
 

@@ -69,6 +69,41 @@ TEST(TensorParallelTest, SplitWeightWithWholeSlotIsAClearError) {
       << p.status();
 }
 
+// A GPT-2 block (causal attention, GELU MLP, LayerNorms, residuals): query, key and
+// value split by columns — each device attends with its 2 of the 4 heads —, the
+// attention output and the MLP's down projection by rows, the MLP's up projection by
+// columns. Forward: one all-reduce after the attention and one after the MLP (plus the
+// head's and the loss's); the weights are never gathered.
+TEST(TensorParallelTest, GptBlockOverTwoDevicesMatchesOneDevice) {
+  absl::StatusOr<Graph> model =
+      examples::BuildGptBlock({.sequence = 8, .width = 32, .heads = 4, .num_classes = 10, .training_head = true});
+  ASSERT_TRUE(model.ok()) << model.status();
+  const TrainingGraph t = Training(*std::move(model), OptimizerKind::kAdam);
+  ExpectStrategyMatchesOneDevice(
+      t, TensorParallelStrategy(2), Shape{4, 8, 32}, 0.002,
+      [](const PartitionedProgram& p) {
+        for (const char* column :
+             {"attention/query/kernel", "attention/key/kernel", "attention/value/kernel", "mlp/fc/kernel"}) {
+          EXPECT_EQ(p.variable_shardings.at(column).ToString(p.mesh), "[-, {model}]") << column;
+        }
+        for (const char* row : {"attention/attention_output/kernel", "mlp/proj/kernel"}) {
+          EXPECT_EQ(p.variable_shardings.at(row).ToString(p.mesh), "[{model}, -]") << row;
+        }
+        for (const CollectiveReason& r : p.collectives) {
+          EXPECT_EQ(r.tensor.find("kernel"), std::string::npos) << r.collective << " " << r.tensor << "\n"
+                                                                << p.Explain();
+        }
+        int forward_all_reduces = 0;
+        for (const CollectiveReason& r : p.collectives) {
+          forward_all_reduces += r.collective.rfind("AllReduce", 0) == 0 && r.tensor.rfind("gradients", 0) != 0;
+        }
+        EXPECT_LE(forward_all_reduces, 4) << p.Explain();
+      },
+      // Softmax is shift-invariant per query, so the key bias's gradient is exactly zero
+      // but for rounding, and Adam turns that noise into steps of any direction.
+      [](const std::string& name) { return name.rfind("attention/key/bias", 0) == 0; });
+}
+
 TEST(TensorParallelTest, RejectsGraphsWithoutDenseLayers) {
   GraphBuilder b;
   b.MarkOutput("y", b.Input("x", DType::kF32, {kBatchDim, 4}));
