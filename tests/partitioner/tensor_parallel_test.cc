@@ -48,6 +48,20 @@ TEST(TensorParallelTest, HybridDataTimesModelOnTwoByTwoMatchesOneDevice) {
                                  });
 }
 
+// The CNN: its dense layers split (400x120 by columns, 120x84 by rows, 84x10 by
+// columns), the convolutions replicated; alone and with the batch split too.
+TEST(TensorParallelTest, LeNetTensorParallelAndHybridMatchOneDevice) {
+  absl::StatusOr<Graph> model = examples::BuildLeNet({.training_head = true});
+  ASSERT_TRUE(model.ok()) << model.status();
+  const TrainingGraph t = Training(*std::move(model), OptimizerKind::kMomentum);
+  ExpectStrategyMatchesOneDevice(
+      t, TensorParallelStrategy(2), Shape{8, 1, 28, 28}, 0.01, [](const PartitionedProgram& p) {
+        EXPECT_EQ(p.variable_shardings.at("dense/kernel").ToString(p.mesh), "[-, {model}]");
+        EXPECT_EQ(p.variable_shardings.at("dense_1/kernel").ToString(p.mesh), "[{model}, -]");
+      });
+  ExpectStrategyMatchesOneDevice(t, HybridStrategy(2, 2), Shape{8, 1, 28, 28}, 0.01);
+}
+
 // A weight split without its optimizer slot: its bias's update would write shares into
 // the whole bias and its whole momentum. The partitioner says which node, Variables and
 // layouts.
