@@ -62,7 +62,8 @@ constexpr absl::string_view kDescription =
     "the update, which gives the weights one device would reach on the same global batch.\n"
     "--strategy multi-worker does the same across the processes of a job started by\n"
     "`tessera launch --nproc N [--backend gloo|mpi] -- tessera train ...` (or mpirun): each\n"
-    "process reads the same batches and trains on its share; rank 0 prints, logs and saves.\n"
+    "process reads the same batches and trains on its share; rank 0 prints, logs, saves and\n"
+    "writes the checkpoints, which every rank resumes from.\n"
     "--strategy tensor-parallel --devices N splits the dense layers' weights over N virtual\n"
     "devices (Megatron: alternately by columns and rows); --strategy hybrid --mesh\n"
     "data=D,model=M does both on a D x M mesh. --strategy zero1|zero2|zero3 --devices N is\n"
@@ -189,18 +190,18 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   if (strategy_name == "multi-worker" && devices != 1) {
     return UsageError(err, "train", "--devices does not apply to multi-worker: the job's process count does");
   }
-  if (strategy_name == "multi-worker" && !checkpoint_dir.empty()) {
-    return UsageError(err, "train", "--checkpoint-dir with --strategy multi-worker is not supported yet");
-  }
   // The job's rank and size (rank 0 of 1 outside a launcher).
   absl::StatusOr<WorldInfo> world = WorldInfo{};
   if (strategy_name == "multi-worker") {
     world = WorldInfoFromEnvironment();
     if (!world.ok()) return Failure(err, "train", world.status());
     if (world->rank != 0) {
-      // One voice: rank 0 prints, writes TensorBoard logs and saves the model.
+      // One voice: rank 0 prints, writes TensorBoard logs and checkpoints and saves the
+      // model. Every rank resumes from the checkpoints: the same weights (replicated), and
+      // the first step's all-reduce keeps rank 0 from writing before all have read.
       options.progress = false;
       options.logdir.clear();
+      options.write_checkpoints = false;
       save_path.clear();
       quiet = true;
     }

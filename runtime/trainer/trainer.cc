@@ -269,7 +269,7 @@ absl::StatusOr<TrainResult> Trainer::Fit(std::shared_ptr<const Dataset> train, s
     TSR_ASSIGN_OR_RETURN(summary, SummaryWriter::Create(o.logdir));
   }
   auto save = [&](int64_t step, int64_t epoch) -> absl::Status {
-    if (!checkpoints.has_value()) return absl::OkStatus();
+    if (!checkpoints.has_value() || !o.write_checkpoints) return absl::OkStatus();
     TSR_RETURN_IF_ERROR(SyncVariables());
     return checkpoints->Save(*session_, step, {{"epoch", absl::StrCat(epoch)}, {"schedule", schedule.ToString()}})
         .status();

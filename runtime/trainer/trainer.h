@@ -51,6 +51,9 @@ struct TrainerOptions {
   int64_t checkpoint_every_steps = 0;  // 0: at the end of each epoch only
   int keep_checkpoints = 3;
   bool resume = true;  // continue from checkpoint_dir's latest checkpoint
+  // false: checkpoint_dir is only read (resumed from), never written — the ranks > 0 of a
+  // data-parallel job, whose rank 0 writes the checkpoints they all resume from.
+  bool write_checkpoints = true;
   std::string logdir;  // TensorBoard event files; empty: none
   int64_t log_every_steps = 20;
   bool progress = true;             // progress bars and per-epoch lines

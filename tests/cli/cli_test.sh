@@ -493,6 +493,16 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     expect_code 0
     [[ $out == "[rank 0] $one_device"* ]] || fail "gloo: rank 0 ended elsewhere than one device: '$one_device'"
     [[ $out != *"[rank 1]"* ]] || fail "rank 1 printed"
+    # Checkpoints: rank 0 writes them at step 10; a second job resumes every rank from it
+    # and ends where the uninterrupted one did.
+    ckpt=$tmp/multi_worker_ckpt
+    run "$tessera" launch --nproc 2 -- "$tessera" train mlp --epochs 1 --max-steps 10 --batch-size 32 --seed 5 -q \
+      --strategy multi-worker --checkpoint-dir "$ckpt" --checkpoint-every 10
+    expect_code 0
+    [[ -f $ckpt/checkpoint ]] || fail "rank 0 wrote no checkpoint in $ckpt"
+    run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy multi-worker --checkpoint-dir "$ckpt"
+    expect_code 0
+    [[ $out == "[rank 0] $one_device"* ]] || fail "the resumed job ended elsewhere than one device: '$out' vs '$one_device'"
     if command -v mpirun >/dev/null && [[ -z ${TEST_TMPDIR:-} ]]; then
       run "$tessera" launch --nproc 2 --backend mpi -- "$tessera" "${train[@]}" --strategy multi-worker
       expect_code 0
