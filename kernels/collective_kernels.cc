@@ -3,6 +3,8 @@
 // collective on the op's buffers, named by the node (the same on every device of a
 // partitioned program, so that mismatches and timeouts name it). Registered for the
 // reference and the cpu device alike: moving data has one implementation.
+#include "kernels/collective_kernels.h"
+
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -62,12 +64,8 @@ int64_t Extent(const Shape& shape, int begin, int end) {
 }
 
 absl::Status AllReduceKernel(KernelContext& ctx) {
-  TSR_ASSIGN_OR_RETURN(Collectives * communicator, Communicator(ctx));
-  TSR_ASSIGN_OR_RETURN(ReduceOp op, Reduction(ctx));
-  const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.output(0);
-  if (y.raw_data() != x.raw_data() && x.num_bytes() > 0) std::memcpy(y.raw_data(), x.raw_data(), x.num_bytes());
-  return Failed(ctx, communicator->AllReduce(y, op, ctx.node_name()).Wait());
+  TSR_ASSIGN_OR_RETURN(CollectiveHandle handle, IssueAllReduce(ctx));
+  return WaitForCollective(ctx, handle);
 }
 
 // Every member's X concatenated along `axis`. Along dim 0 the collective writes Y
@@ -119,6 +117,19 @@ absl::Status ReduceScatterKernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+absl::StatusOr<CollectiveHandle> IssueAllReduce(KernelContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(Collectives * communicator, Communicator(ctx));
+  TSR_ASSIGN_OR_RETURN(ReduceOp op, Reduction(ctx));
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  if (y.raw_data() != x.raw_data() && x.num_bytes() > 0) std::memcpy(y.raw_data(), x.raw_data(), x.num_bytes());
+  return communicator->AllReduce(y, op, ctx.node_name());
+}
+
+absl::Status WaitForCollective(KernelContext& ctx, const CollectiveHandle& handle) {
+  return Failed(ctx, handle.Wait());
+}
 
 absl::Status RegisterCollectiveKernels(KernelRegistry& registry) {
   for (absl::string_view device : {kReferenceDevice, kCpuDevice}) {

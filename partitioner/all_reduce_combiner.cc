@@ -1,6 +1,7 @@
 // CombineAllReduces (see all_reduce_combiner.h).
 #include "partitioner/all_reduce_combiner.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,7 +57,20 @@ class Rebuilder {
 
   absl::StatusOr<Graph> Run() {
     TSR_ASSIGN_OR_RETURN(std::vector<const Node*> order, old_.TopologicalOrder());
-    for (const Node* node : order) TSR_RETURN_IF_ERROR(Emit(*node));
+    std::vector<bool> emitted(buckets_.size(), false);
+    for (const Node* node : order) {
+      TSR_RETURN_IF_ERROR(Emit(*node));
+      // A bucket goes right after the last of its gradients, so that its all-reduce can
+      // start while the rest of the backward pass runs.
+      for (size_t b = 0; b < buckets_.size(); ++b) {
+        if (emitted[b]) continue;
+        const bool ready = std::all_of(buckets_[b].begin(), buckets_[b].end(),
+                                       [&](const Node* member) { return done_.contains(member->input(0).node); });
+        if (!ready) continue;
+        emitted[b] = true;
+        if (!done_.contains(buckets_[b].front()->id())) TSR_RETURN_IF_ERROR(EmitBucket(static_cast<int>(b)));
+      }
+    }
     for (const SignatureEntry& e : old_.inputs()) TSR_RETURN_IF_ERROR(out_.AddInput(e.name, mapped_.at(e.ref)));
     for (const SignatureEntry& e : old_.outputs()) TSR_RETURN_IF_ERROR(out_.AddOutput(e.name, mapped_.at(e.ref)));
     return std::move(out_);
@@ -82,6 +96,10 @@ class Rebuilder {
   absl::Status Emit(const Node& node) {
     if (done_.contains(node.id())) return absl::OkStatus();
     if (auto it = bucket_of_.find(node.id()); it != bucket_of_.end()) return EmitBucket(it->second);
+    return EmitNode(node);
+  }
+
+  absl::Status EmitNode(const Node& node) {
     std::vector<TensorRef> inputs;
     for (const TensorRef& in : node.inputs()) {
       if (!in.valid()) {
@@ -99,6 +117,7 @@ class Rebuilder {
 
   absl::Status EmitBucket(int b) {
     const std::vector<const Node*>& members = buckets_[b];
+    if (members.size() == 1) return EmitNode(*members.front());  // alone: as it was, only earlier
     for (const Node* member : members) done_.insert({member->id(), true});
     std::vector<TensorRef> flat;
     std::vector<int64_t> sizes;
@@ -144,7 +163,7 @@ class Rebuilder {
 }  // namespace
 
 absl::StatusOr<Graph> CombineAllReduces(const Graph& program, int64_t threshold_bytes,
-                                        AllReduceCombination* combination) {
+                                        AllReduceCombination* combination, int64_t first_bucket_bytes) {
   TSR_ASSIGN_OR_RETURN(std::vector<const Node*> order, program.TopologicalOrder());
   // Open buckets per (dtype, axes), filled in program order.
   std::vector<std::vector<const Node*>> buckets;
@@ -156,23 +175,25 @@ absl::StatusOr<Graph> CombineAllReduces(const Graph& program, int64_t threshold_
                          DTypeSize(program.TypeOf(node->input(0))->dtype);
     const std::string key = BucketKey(program, *node);
     auto it = open.find(key);
-    if (it == open.end() || bytes[it->second] + size > threshold_bytes) {
+    // The first bucket is smaller, so that communication starts early.
+    const int64_t limit = it != open.end() && it->second == 0 && first_bucket_bytes > 0
+                              ? std::min(first_bucket_bytes, threshold_bytes)
+                              : threshold_bytes;
+    if (it == open.end() || bytes[it->second] + size > limit) {
       buckets.push_back({});
       it = open.insert_or_assign(key, static_cast<int>(buckets.size()) - 1).first;
     }
     buckets[it->second].push_back(node);
     bytes[it->second] += size;
   }
-  std::vector<std::vector<const Node*>> combined;
   AllReduceCombination counts;
-  for (auto& bucket : buckets) {
-    if (bucket.size() < 2) continue;
+  for (const auto& bucket : buckets) {
+    if (bucket.size() < 2) continue;  // a bucket of one stays one all-reduce
     counts.combined += static_cast<int>(bucket.size());
-    combined.push_back(std::move(bucket));
+    ++counts.buckets;
   }
-  counts.buckets = static_cast<int>(combined.size());
   if (combination != nullptr) *combination = counts;
-  return Rebuilder(program, std::move(combined)).Run();
+  return Rebuilder(program, std::move(buckets)).Run();
 }
 
 }  // namespace tsr

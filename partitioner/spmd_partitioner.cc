@@ -424,7 +424,8 @@ absl::StatusOr<PartitionedProgram> PartitionGraph(const Graph& graph, const Devi
     }
     if (options.combine_threshold_bytes > 0) {
       AllReduceCombination combination;
-      TSR_ASSIGN_OR_RETURN(local, CombineAllReduces(local, options.combine_threshold_bytes, &combination));
+      TSR_ASSIGN_OR_RETURN(
+          local, CombineAllReduces(local, options.combine_threshold_bytes, &combination, options.first_bucket_bytes));
       program.all_reduce_buckets = combination.buckets;
       program.combined_all_reduces = combination.combined;
     }

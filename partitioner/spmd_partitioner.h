@@ -42,6 +42,9 @@ struct PartitionOptions {
   // Gradient all-reduces are packed into buckets of at most this many bytes
   // (all_reduce_combiner.h; PyTorch DDP's default bucket); 0: one all-reduce each.
   int64_t combine_threshold_bytes = int64_t{25} << 20;
+  // The first bucket's limit (DDP's first bucket), so that the last layers' gradients are
+  // all-reduced while the backward pass goes on; 0: combine_threshold_bytes.
+  int64_t first_bucket_bytes = int64_t{1} << 20;
   // A partial sum needed split along dimension 0 over the axes it is summed over (a ZeRO-2
   // gradient) is reduce-scattered; false: all-reduced whole, then sliced (ZeRO-1 keeps data
   // parallelism's bucketed gradient all-reduces).

@@ -18,6 +18,7 @@
 #include "absl/types/span.h"
 #include "graph/op_registry.h"
 #include "graph/status_macros.h"
+#include "kernels/collective_kernels.h"
 #include "kernels/cpu/conv_prepared.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/fused_conv.h"
@@ -105,6 +106,11 @@ struct CompiledProgram::Step {
   FunctionTrampoline trampoline = nullptr;
   std::vector<Tensor*> args;
   std::vector<void*> arg_pointers;
+
+  // Every tensor the step reads or writes (an in-flight all-reduce's result must not be
+  // among them), and whether it is an all-reduce to issue without waiting.
+  std::vector<const Tensor*> touched;
+  bool issue_all_reduce = false;
 };
 
 CompiledProgram::CompiledProgram() = default;
@@ -234,6 +240,14 @@ absl::Status CompiledProgram::PrepareSteps(const Executable& e) {
     } else {
       TSR_RETURN_IF_ERROR(PrepareKernelStep(e, s, step));
     }
+    for (int v : es.inputs) {
+      if (v >= 0) step.touched.push_back(&slots_[v]);
+    }
+    for (int v : es.outputs) {
+      if (v >= 0) step.touched.push_back(&slots_[v]);
+    }
+    step.issue_all_reduce = options_.overlap_collectives && es.kind == ExecutableStep::Kind::kKernel &&
+                            step.op == "AllReduce" && step.context != nullptr;
   }
   return absl::OkStatus();
 }
@@ -464,9 +478,53 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::
 
   if (metadata != nullptr) metadata->timings.clear();
   const int64_t run_start = metadata != nullptr ? NowNs() : 0;
+  // All-reduces issued and not yet waited for, in the order issued: each step and the
+  // bytes it writes. Nothing returns before they completed: they write into the arena.
+  struct InFlight {
+    CollectiveHandle handle;
+    Step* step;
+    const char* begin;
+    size_t bytes;
+    bool Overlaps(const Tensor& t) const {
+      const char* b = static_cast<const char*>(t.raw_data());
+      return b != nullptr && t.num_bytes() > 0 && bytes > 0 && b < begin + bytes && begin < b + t.num_bytes();
+    }
+  };
+  std::vector<InFlight> in_flight;
+  int64_t overlapped = 0;
+  const auto wait = [&](auto keep) -> absl::Status {
+    absl::Status status;
+    std::vector<InFlight> still;
+    for (InFlight& f : in_flight) {
+      if (keep(f)) {
+        still.push_back(std::move(f));
+        continue;
+      }
+      status.Update(Prefixed(f.step->label, WaitForCollective(*f.step->context, f.handle)));
+    }
+    in_flight = std::move(still);
+    return status;
+  };
+  const auto fail = [&](absl::Status s) {
+    wait([](const InFlight&) { return false; }).IgnoreError();
+    unbind();
+    return s;
+  };
   for (Step& step : steps_) {
+    if (!in_flight.empty()) {
+      absl::Status waited = wait([&](const InFlight& f) {
+        return std::none_of(step.touched.begin(), step.touched.end(), [&](const Tensor* t) { return f.Overlaps(*t); });
+      });
+      if (!waited.ok()) return fail(waited);
+      overlapped += in_flight.empty() ? 0 : 1;
+    }
     const int64_t t0 = metadata != nullptr ? NowNs() : 0;
-    if (step.kind == ExecutableStep::Kind::kFunction) {
+    if (step.issue_all_reduce) {
+      absl::StatusOr<CollectiveHandle> handle = IssueAllReduce(*step.context);
+      if (!handle.ok()) return fail(Prefixed(step.label, handle.status()));
+      const Tensor& y = step.context->output(0);
+      in_flight.push_back(InFlight{*std::move(handle), &step, static_cast<const char*>(y.raw_data()), y.num_bytes()});
+    } else if (step.kind == ExecutableStep::Kind::kFunction) {
       for (size_t a = 0; a < step.args.size(); ++a) step.arg_pointers[a] = step.args[a]->raw_data();
       step.trampoline(step.function, step.arg_pointers.data());
     } else if (step.conv != nullptr) {
@@ -482,16 +540,16 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::
       }
     } else {
       step.context->set_rng_key(options_.seed, run_index);
-      if (absl::Status s = (*step.kernel)(*step.context); !s.ok()) {
-        unbind();
-        return Prefixed(step.label, s);
-      }
+      if (absl::Status s = (*step.kernel)(*step.context); !s.ok()) return fail(Prefixed(step.label, s));
     }
     if (metadata != nullptr) {
       const int64_t t1 = NowNs();
       metadata->timings.push_back(OpTiming{step.node, step.op, t0 - run_start, t1 - t0, 0});
     }
   }
+
+  if (absl::Status s = wait([](const InFlight&) { return false; }); !s.ok()) return fail(s);
+  last_run_overlapped_steps_ = overlapped;
 
   std::vector<Tensor> results;
   results.reserve(output_values_.size());

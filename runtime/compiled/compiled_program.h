@@ -13,6 +13,7 @@
 #ifndef TESSERA_RUNTIME_COMPILED_COMPILED_PROGRAM_H_
 #define TESSERA_RUNTIME_COMPILED_COMPILED_PROGRAM_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -43,6 +44,11 @@ struct CompiledProgramOptions {
   // The device's communicators when the executable is one device's program of a
   // partitioned graph (it has collective steps: AllReduce, ...); null otherwise.
   std::shared_ptr<CollectiveGroups> collective_groups;
+  // AllReduce steps (the gradient buckets of data parallelism) are issued and the run
+  // goes on with the steps after them, waiting only before a step that touches the
+  // all-reduce's result (or at the end of the run): communication overlaps the rest of
+  // the backward pass. False: each collective step waits for its collective.
+  bool overlap_collectives = true;
 };
 
 // One input or output of the program's signature.
@@ -91,6 +97,9 @@ class CompiledProgram {
   int64_t peak_bytes() const { return arena_bytes_ + constant_bytes_ + variable_bytes_ + output_bytes_; }
 
   int num_steps() const;
+  // Steps the last Run ran while an all-reduce it issued was still in flight (0 without
+  // overlap_collectives): how much of the program the communication could overlap.
+  int64_t last_run_overlapped_steps() const { return last_run_overlapped_steps_; }
   // How many Conv and FusedConv steps run on weights prepared at load time.
   int num_prepared_convolutions() const { return num_prepared_convolutions_; }
   int num_threads() const;
@@ -131,6 +140,7 @@ class CompiledProgram {
   // are rebound by each run.
   std::vector<Tensor> slots_;
   std::vector<Step> steps_;
+  std::atomic<int64_t> last_run_overlapped_steps_{0};
   absl::Mutex run_mu_;
   uint64_t runs_ ABSL_GUARDED_BY(run_mu_) = 0;
 };
