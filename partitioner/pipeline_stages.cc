@@ -136,7 +136,10 @@ class StageSplitter {
       } else if (updates) {
         phase_[id] = Phase::kUpdate;
       } else if (batch[id]) {
-        phase_[id] = Phase::kBackward;
+        // The backward is autodiff's nodes ("gradients/..."): linear in the loss, so their
+        // sums over the micro-batches are the batch's. What the optimizer computes from
+        // the gradients (a global norm for clipping) runs once, on the sums.
+        phase_[id] = IsAutodiffNode(*node) ? Phase::kBackward : Phase::kUpdate;
       }
     }
     // What is neither (computed from Variables and constants only) runs with its consumers:
@@ -164,6 +167,8 @@ class StageSplitter {
   }
 
   bool IsForwardOp(const Node& node) const { return phase_[node.id()] == Phase::kForward; }
+
+  static bool IsAutodiffNode(const Node& node) { return node.name().rfind("gradients", 0) == 0; }
 
   absl::Status AssignForwardStages() {
     std::vector<const Node*> ops;

@@ -9,7 +9,11 @@
 //                the gradients later stages sent; returns the gradients earlier stages
 //                need and the gradients the optimizer reads;
 //   update       the optimizer updates of the stage's Variables, reading the gradients
-//                accumulated over the micro-batches (weighted by their share of the batch).
+//                accumulated over the micro-batches (weighted by their share of the batch),
+//                and what the optimizer computes from them (a global norm for clipping).
+//
+// The backward ops are autodiff's (graph/autodiff/gradients.h names them "gradients/...");
+// being linear in the loss, their sums over the micro-batches are the batch's.
 //
 // Those calls meet at Placeholders named "pipeline/<kind>/<tensor>" (PipelineTransfer).
 // Stages are contiguous in the forward order: each forward node is on the latest stage of

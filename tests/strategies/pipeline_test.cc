@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "examples/models.h"
+#include "graph/builder/graph_builder.h"
+#include "graph/builder/optimizers.h"
 #include "gtest/gtest.h"
 #include "runtime/session.h"
 #include "tests/partitioner/training_fixtures.h"
@@ -106,6 +108,27 @@ TEST(PipelineTest, MlpThreeStagesUnevenMicrobatchesAtCutPoints) {
   ExpectPipelineMatchesOneDevice(Mlp(OptimizerKind::kSgd),
                                  {3, 4, Kind::kOneForwardOneBackward, {"dense_1/MatMul", "logits/MatMul"}},
                                  Shape{50, 784}, 0.1);
+}
+
+// Global-norm clipping: the norm of the accumulated gradients (computed on every stage
+// from every stage's gradients), not of each micro-batch's.
+TEST(PipelineTest, ClippingByGlobalNormUsesTheWholeBatchsGradients) {
+  absl::StatusOr<Graph> model = examples::BuildMlp({.hidden_units = {64, 32}, .training_head = true});
+  ASSERT_TRUE(model.ok()) << model.status();
+  TensorRef loss_ref;
+  for (const SignatureEntry& e : model->outputs()) {
+    if (e.name == "loss") loss_ref = e.ref;
+  }
+  GraphBuilder b(*std::move(model));
+  TrainingOps train = Minimize(b, b.Wrap(loss_ref), TrainableVariables(b),
+                               {.kind = OptimizerKind::kAdam, .clip_global_norm = 0.5});
+  absl::StatusOr<Graph> graph = b.Finish();
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  TrainingGraph t{*std::move(graph), train.update_nodes, {}};
+  for (const Node* node : t.graph.nodes()) {
+    if (node->op() == "Variable") t.variables.push_back(node->name());
+  }
+  ExpectPipelineMatchesOneDevice(t, {2, 4, Kind::kOneForwardOneBackward, {}}, Shape{32, 784}, 0.01);
 }
 
 // More micro-batches than rows: one row each.
