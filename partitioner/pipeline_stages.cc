@@ -48,7 +48,7 @@ int64_t NodeFlops(const Graph& g, const Node& n) {
 
 class StageSplitter {
  public:
-  StageSplitter(const Graph& g, const PipelineOptions& options) : g_(g), options_(options), S_(options.stages) {}
+  StageSplitter(const Graph& g, const PipelineSplitOptions& options) : g_(g), options_(options), S_(options.stages) {}
 
   absl::StatusOr<PipelineProgram> Run() {
     if (S_ < 1) return absl::InvalidArgumentError(absl::StrCat("a pipeline of ", S_, " stages"));
@@ -390,7 +390,7 @@ class StageSplitter {
       const Phase p = phase_[node->id()];
       if (p == Phase::kUnneeded || p == Phase::kSource) continue;
       for (int s : StagesOf(*node)) {
-        PipelineStage& stage = program.stages[s];
+        PipelineStageProgram& stage = program.stages[s];
         std::vector<TensorRef> inputs;
         for (const TensorRef& in : node->inputs()) {
           if (!in.valid()) {
@@ -503,7 +503,7 @@ class StageSplitter {
   }
 
   const Graph& g_;
-  const PipelineOptions& options_;
+  const PipelineSplitOptions& options_;
   const int S_;
   std::vector<const Node*> order_;
   std::vector<Phase> phase_;
@@ -517,14 +517,14 @@ class StageSplitter {
 
 }  // namespace
 
-absl::StatusOr<PipelineProgram> SplitPipelineStages(const Graph& graph, const PipelineOptions& options) {
+absl::StatusOr<PipelineProgram> SplitPipelineStages(const Graph& graph, const PipelineSplitOptions& options) {
   return StageSplitter(graph, options).Run();
 }
 
 std::string PipelineProgram::Explain() const {
   std::string text = absl::StrCat(stages.size(), " pipeline stages\n");
   for (size_t s = 0; s < stages.size(); ++s) {
-    const PipelineStage& stage = stages[s];
+    const PipelineStageProgram& stage = stages[s];
     int64_t bytes = 0;
     for (const Node* node : stage.graph.nodes()) {
       if (node->op() == "Variable") {

@@ -41,7 +41,7 @@
 
 namespace tsr {
 
-struct PipelineOptions {
+struct PipelineSplitOptions {
   int stages = 2;
   // Forward nodes starting stages 1..stages-1, in order; empty: balanced by FLOPs.
   std::vector<std::string> cut_points;
@@ -63,7 +63,7 @@ struct PipelineTransfer {
   int to = 0;          // consuming stage
 };
 
-struct PipelineStage {
+struct PipelineStageProgram {
   Graph graph;
   std::vector<std::string> forward_fetches;   // tensor names a forward call returns
   std::vector<std::string> backward_fetches;  // tensor names a backward call returns
@@ -76,7 +76,7 @@ struct PipelineStage {
 };
 
 struct PipelineProgram {
-  std::vector<PipelineStage> stages;
+  std::vector<PipelineStageProgram> stages;
   std::vector<PipelineTransfer> transfers;
   // Each fetched signature output: the stage computing it and the tensor's name there.
   std::map<std::string, std::pair<int, std::string>> fetches;
@@ -87,7 +87,7 @@ struct PipelineProgram {
   std::string Explain() const;
 };
 
-absl::StatusOr<PipelineProgram> SplitPipelineStages(const Graph& graph, const PipelineOptions& options);
+absl::StatusOr<PipelineProgram> SplitPipelineStages(const Graph& graph, const PipelineSplitOptions& options);
 
 }  // namespace tsr
 

@@ -201,7 +201,7 @@ class PipelineStep : public StepProgram {
     auto task = [&](int s, const PipelineTask& t) -> absl::Status {
       const int m = t.microbatch;
       const bool forward = t.kind == PipelineTask::Kind::kForward;
-      const PipelineStage& stage = program_.stages[s];
+      const PipelineStageProgram& stage = program_.stages[s];
       Batch in = data_feeds(s, micro[m]);
       for (const PipelineTransfer& x : program_.transfers) {
         if (x.to != s || x.kind == PipelineTransfer::Kind::kAccumulated) continue;
@@ -245,7 +245,7 @@ class PipelineStep : public StepProgram {
 
     // The updates, once, from the gradients accumulated over the micro-batches.
     TSR_RETURN_IF_ERROR(RunOnEveryDevice(S, [&](int s) -> absl::Status {
-      const PipelineStage& stage = program_.stages[s];
+      const PipelineStageProgram& stage = program_.stages[s];
       if (stage.update_targets.empty()) return absl::OkStatus();
       Batch in = data_feeds(s, whole);
       for (const PipelineTransfer& x : program_.transfers) {
@@ -289,7 +289,7 @@ class PipelineStep : public StepProgram {
   }
   std::string Summary() const override {
     std::vector<std::string> flops;
-    for (const PipelineStage& stage : program_.stages) flops.push_back(absl::StrCat(stage.forward_flops));
+    for (const PipelineStageProgram& stage : program_.stages) flops.push_back(absl::StrCat(stage.forward_flops));
     return absl::StrFormat(
         "%s: bubble %.1f%%, forward FLOPs per example by stage %s, interpreted", PipelineStrategy(plan_).name(),
         100.0 * PipelineBubbleFraction(plan_.stages, plan_.microbatches), absl::StrJoin(flops, " / "));
@@ -358,10 +358,10 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
                                                               const PipelineStepOptions& options) {
   if (spec.graph == nullptr) return absl::InvalidArgumentError("no graph to pipeline");
   TSR_ASSIGN_OR_RETURN(PipelineProgram program,
-                       SplitPipelineStages(*spec.graph, PipelineOptions{.stages = plan.stages,
-                                                                        .cut_points = plan.cut_points,
-                                                                        .fetches = spec.fetches,
-                                                                        .targets = spec.targets}));
+                       SplitPipelineStages(*spec.graph, PipelineSplitOptions{.stages = plan.stages,
+                                                                             .cut_points = plan.cut_points,
+                                                                             .fetches = spec.fetches,
+                                                                             .targets = spec.targets}));
   std::vector<std::unique_ptr<Session>> sessions;
   for (size_t s = 0; s < program.stages.size(); ++s) {
     for (const Node* node : program.stages[s].graph.nodes()) {

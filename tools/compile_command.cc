@@ -122,7 +122,7 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
     }
     if (plan->pipeline.has_value()) {
       // The stages, what each sends where, and each stage's order of tasks.
-      PipelineOptions options{
+      PipelineSplitOptions options{
           .stages = plan->pipeline->stages, .cut_points = plan->pipeline->cut_points, .targets = partition.targets};
       for (const SignatureEntry& e : graph->outputs()) options.fetches.push_back(e.name);
       absl::StatusOr<PipelineProgram> stages = SplitPipelineStages(*graph, options);

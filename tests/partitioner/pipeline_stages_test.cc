@@ -21,8 +21,8 @@ TrainingGraph Mlp(OptimizerKind kind) {
   return Training(*std::move(model), kind);
 }
 
-PipelineOptions Options(const TrainingGraph& t, int stages, std::vector<std::string> cuts = {}) {
-  return PipelineOptions{
+PipelineSplitOptions Options(const TrainingGraph& t, int stages, std::vector<std::string> cuts = {}) {
+  return PipelineSplitOptions{
       .stages = stages, .cut_points = std::move(cuts), .fetches = {"loss", "logits"}, .targets = t.updates};
 }
 
@@ -81,7 +81,7 @@ TEST(PipelineStagesTest, MlpTwoStagesBalancedByFlops) {
   EXPECT_NE(p->Explain().find("sends activation 'dense/MatMul' to stage 1"), std::string::npos) << p->Explain();
   // Every update of the step runs on some stage.
   int updates = 0;
-  for (const PipelineStage& stage : p->stages) updates += static_cast<int>(stage.update_targets.size());
+  for (const PipelineStageProgram& stage : p->stages) updates += static_cast<int>(stage.update_targets.size());
   EXPECT_GE(updates, static_cast<int>(t.updates.size()));
 }
 
@@ -97,7 +97,7 @@ TEST(PipelineStagesTest, CutPointsAndFourStages) {
   absl::StatusOr<PipelineProgram> four = SplitPipelineStages(t.graph, Options(t, 4));
   ASSERT_TRUE(four.ok()) << four.status();
   ExpectWellFormed(*four);
-  for (const PipelineStage& stage : four->stages) EXPECT_GT(stage.forward_ops, 0);
+  for (const PipelineStageProgram& stage : four->stages) EXPECT_GT(stage.forward_ops, 0);
 }
 
 TEST(PipelineStagesTest, LeNetStagesAreWellFormed) {

@@ -120,8 +120,8 @@ TEST(PipelineTest, ClippingByGlobalNormUsesTheWholeBatchsGradients) {
     if (e.name == "loss") loss_ref = e.ref;
   }
   GraphBuilder b(*std::move(model));
-  TrainingOps train = Minimize(b, b.Wrap(loss_ref), TrainableVariables(b),
-                               {.kind = OptimizerKind::kAdam, .clip_global_norm = 0.5});
+  TrainingOps train =
+      Minimize(b, b.Wrap(loss_ref), TrainableVariables(b), {.kind = OptimizerKind::kAdam, .clip_global_norm = 0.5});
   absl::StatusOr<Graph> graph = b.Finish();
   ASSERT_TRUE(graph.ok()) << graph.status();
   TrainingGraph t{*std::move(graph), train.update_nodes, {}};
