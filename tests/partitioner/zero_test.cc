@@ -51,7 +51,9 @@ std::function<void(const PartitionedProgram&)> StageChecks(int stage, int slots)
     if (stage < 3) {
       EXPECT_EQ(split_parameters, 0) << explained;
       EXPECT_FALSE(p.update_shares.empty()) << explained;
-      if (slots > 0) EXPECT_GT(split_slots, 0) << explained;
+      if (slots > 0) {
+        EXPECT_GT(split_slots, 0) << explained;
+      }
       // The gradients: all-reduced by stage 1 (bucketed, as data parallelism), reduce-
       // scattered by stage 2.
       if (stage == 1) {
