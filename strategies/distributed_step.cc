@@ -186,35 +186,46 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
       groups.push_back(tables[d]);
     }
   }
-  std::vector<std::unique_ptr<StepProgram>> devices;
-  for (size_t i = 0; i < device_ids.size(); ++i) {
-    const int d = device_ids[i];
-    StepProgramSpec device_spec = spec;
-    device_spec.graph = &program.devices[d];
-    device_spec.threads = options.threads_per_device;
-    device_spec.collective_groups = groups[i];
-    // The starting values: each device's shares of them.
-    device_spec.variable_values.clear();
-    for (const auto& [name, value] : spec.variable_values) {
-      for (auto& [held, share] : SharesOf(program, name, value, d)) {
-        TSR_RETURN_IF_ERROR(share.status());
-        device_spec.variable_values[held] = *std::move(share);
+  // Every device's program, compiled by `make` (or interpreted).
+  const auto make_devices = [&](const StepCompiler& make) -> absl::StatusOr<std::vector<std::unique_ptr<StepProgram>>> {
+    std::vector<std::unique_ptr<StepProgram>> devices;
+    for (size_t i = 0; i < device_ids.size(); ++i) {
+      const int d = device_ids[i];
+      StepProgramSpec device_spec = spec;
+      device_spec.graph = &program.devices[d];
+      device_spec.threads = options.threads_per_device;
+      device_spec.collective_groups = groups[i];
+      // The starting values: each device's shares of them.
+      device_spec.variable_values.clear();
+      for (const auto& [name, value] : spec.variable_values) {
+        for (auto& [held, share] : SharesOf(program, name, value, d)) {
+          TSR_RETURN_IF_ERROR(share.status());
+          device_spec.variable_values[held] = *std::move(share);
+        }
       }
+      absl::StatusOr<std::unique_ptr<StepProgram>> device = make ? make(device_spec) : InterpretDevice(device_spec);
+      if (!device.ok()) {
+        return absl::Status(device.status().code(), absl::StrCat("device ", d, ": ", device.status().message()));
+      }
+      devices.push_back(*std::move(device));
     }
-    absl::StatusOr<std::unique_ptr<StepProgram>> device =
-        options.device_compiler ? options.device_compiler(device_spec) : InterpretDevice(device_spec);
-    if (!device.ok()) {
-      return absl::Status(device.status().code(), absl::StrCat("device ", d, ": ", device.status().message()));
-    }
-    devices.push_back(*std::move(device));
+    return devices;
+  };
+  absl::StatusOr<std::vector<std::unique_ptr<StepProgram>>> devices = make_devices(options.device_compiler);
+  std::string compile_failure;
+  if (!devices.ok() && options.device_compiler) {
+    // A program the compiler cannot take still runs partitioned, on the interpreter.
+    compile_failure = absl::StrCat(" (interpreted: ", devices.status().message(), ")");
+    devices = make_devices(nullptr);
   }
+  if (!devices.ok()) return devices.status();
   const std::string here =
       options.process_device >= 0 ? absl::StrCat(" (device ", options.process_device, " in this process)") : "";
-  std::string summary =
-      absl::StrCat(strategy.name(), ": ", plan.mesh.num_devices(), " devices", here, " x ", options.threads_per_device,
-                   " thread", options.threads_per_device == 1 ? "" : "s", ", ", program.collectives.size(),
-                   " collectives per step; device ", device_ids.front(), " ", devices.front()->Summary());
-  return std::make_unique<PartitionedStep>(std::move(program), std::move(device_ids), std::move(devices),
+  std::string summary = absl::StrCat(strategy.name(), ": ", plan.mesh.num_devices(), " devices", here, " x ",
+                                     options.threads_per_device, " thread", options.threads_per_device == 1 ? "" : "s",
+                                     ", ", program.collectives.size(), " collectives per step; device ",
+                                     device_ids.front(), " ", devices->front()->Summary(), compile_failure);
+  return std::make_unique<PartitionedStep>(std::move(program), std::move(device_ids), *std::move(devices),
                                            std::move(summary));
 }
 

@@ -232,6 +232,8 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
       partitioned.process_groups = world_groups;
     }
     options.step_compiler = PartitionedStepCompiler(*std::move(strategy), std::move(partitioned));
+    // A step the strategy cannot partition is an error, not one device's training.
+    options.fallback_to_interpreter = false;
   }
   absl::StatusOr<OptimizerKind> kind = ParseOptimizerKind(optimizer);
   if (!kind.ok()) return UsageError(err, "train", kind.status().message());

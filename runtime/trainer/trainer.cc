@@ -130,7 +130,10 @@ absl::StatusOr<std::vector<Tensor>> Trainer::Execute(const Batch& feeds, bool tr
   for (const auto& [name, t] : feeds) {
     if (name == "labels") batch = t.num_elements();
   }
-  StepProgram* program = options_.step_compiler ? ProgramFor(training, batch) : nullptr;
+  StepProgram* program = nullptr;
+  if (options_.step_compiler) {
+    TSR_ASSIGN_OR_RETURN(program, ProgramFor(training, batch));
+  }
   if (program != nullptr) {
     TSR_RETURN_IF_ERROR(Activate(program, training));
     return program->Run(feeds, step, metadata);
@@ -141,7 +144,7 @@ absl::StatusOr<std::vector<Tensor>> Trainer::Execute(const Batch& feeds, bool tr
   return session_->Run(feeds, {kLogits, kLoss}, {.targets = targets, .step = step, .metadata = metadata});
 }
 
-StepProgram* Trainer::ProgramFor(bool training, int64_t batch) {
+absl::StatusOr<StepProgram*> Trainer::ProgramFor(bool training, int64_t batch) {
   for (const CompiledStep& c : compiled_) {
     if (c.training == training && c.batch == batch) return c.program.get();
   }
@@ -160,6 +163,10 @@ StepProgram* Trainer::ProgramFor(bool training, int64_t batch) {
   absl::StatusOr<std::unique_ptr<StepProgram>> program = options_.step_compiler(spec);
   std::ostream& out = *options_.out;
   const char* what = training ? "training step" : "evaluation step";
+  if (!program.ok() && !options_.fallback_to_interpreter) {
+    return absl::Status(program.status().code(),
+                        absl::StrCat("the ", what, " for batch ", batch, ": ", program.status().message()));
+  }
   if (program.ok()) {
     if (options_.progress)
       out << "compiled the " << what << " for batch " << batch << ": " << (*program)->Summary() << "\n";

@@ -61,8 +61,11 @@ struct TrainerOptions {
   std::optional<bool> interactive;  // progress bars redrawn in place; default: stderr is a terminal
   // Compiles the training step and the evaluation forward, one program per batch size met
   // (compiler/pipeline/compiled_step.h's CompiledStepCompiler); null: the interpreter
-  // (Session) runs them. A step that does not compile runs on the interpreter, with a note.
+  // (Session) runs them. A step that does not compile runs on the interpreter, with a note
+  // — unless fallback_to_interpreter is false (a strategy's partitioned steps, which must
+  // not quietly run on one device): then that is the step's error.
   StepCompiler step_compiler;
+  bool fallback_to_interpreter = true;
 };
 
 struct EvalResult {
@@ -122,7 +125,8 @@ class Trainer {
   absl::StatusOr<std::vector<Tensor>> Execute(const Batch& feeds, bool training, uint64_t step, RunMetadata* metadata);
   // The compiled program for (training, batch); null when nothing compiles (it is then
   // compiled at most once, and a failure is noted once).
-  StepProgram* ProgramFor(bool training, int64_t batch);
+  // The step's program; null when it runs on the interpreter.
+  absl::StatusOr<StepProgram*> ProgramFor(bool training, int64_t batch);
   // Makes `program`'s Variables current: copied from the session, after the session got
   // those of the training program that last ran.
   absl::Status Activate(StepProgram* program, bool training);

@@ -463,6 +463,10 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     run "$tessera" train mlp --epochs 1 --max-steps 2 --batch-size 32 --strategy pipeline --stages 3 --microbatches 8
     expect_code 0
     expect_err "pipeline(3 stages, 8 micro-batches, 1f1b): bubble 20.0%"
+    # What the strategy cannot partition is an error (not one device's training).
+    run "$tessera" train mlp --epochs 1 --max-steps 2 -q --strategy pipeline --stages 2 --cut-points no/such/op
+    expect_code 1
+    expect_err "the training step for batch 64: cut point 'no/such/op' is not a forward op of the model"
     run "$tessera" train mlp --strategy pipeline --stages 2 --cut-points a,b
     expect_code 2
     expect_err "--cut-points names 2 ops but --stages 2 needs 1"
