@@ -547,10 +547,12 @@ absl::StatusOr<int> LaunchLocked(const LaunchOptions& options, std::ostream& log
   if (mpi) {
     TSR_ASSIGN_OR_RETURN(MpiJobFolders folders, MpiJobFolders::Create());
     // Kept on this host and on loopback like the rest of the job: shared memory between
-    // the ranks (no TCP transport), mpirun's own channels on the loopback interface.
+    // the ranks (no TCP transport), mpirun's own channels on the loopback interface. Not
+    // bound to a core each (Open MPI's default for small jobs): a rank's data loader and
+    // communication threads would share its compute thread's core.
     argv.insert(argv.begin(),
-                {"mpirun", "--allow-run-as-root", "--oversubscribe", "--mca", "btl", "self,vader", "--mca",
-                 "oob_tcp_if_include", "lo", "--mca", "orte_tmpdir_base", folders.session, "--mca",
+                {"mpirun", "--allow-run-as-root", "--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,vader",
+                 "--mca", "oob_tcp_if_include", "lo", "--mca", "orte_tmpdir_base", folders.session, "--mca",
                  "btl_vader_backing_directory", folders.shared_memory, "-np", absl::StrCat(options.nproc)});
     std::vector<std::string> env = inherited;
     env.push_back(absl::StrCat(kBackendVariable, "=mpi"));
