@@ -5,6 +5,7 @@
 // reference and the cpu device alike: moving data has one implementation.
 #include "kernels/collective_kernels.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -12,6 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
+#include "graph/tensor_block.h"
 #include "kernels/kernel.h"
 #include "kernels/register_kernels.h"
 #include "runtime/collectives/collective_groups.h"
@@ -109,6 +111,72 @@ absl::Status AllGatherKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// A split moved from `concat_axis` to `split_axis`: this member's block is cut along
+// split_axis into one slice per member (SplitBegin rule), each sent to its member; the
+// slices received are placed along concat_axis at their senders' offsets. The
+// communicator's AllToAll cuts its input into equal parts, so each slice travels padded
+// to the largest slice's extent along split_axis.
+absl::Status AllToAllKernel(KernelContext& ctx) {
+  TSR_ASSIGN_OR_RETURN(Collectives * communicator, Communicator(ctx));
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.output(0);
+  const Shape& xs = x.shape();
+  const auto axis = [&](const char* name) {
+    const int64_t a = ctx.GetInt(name);
+    return static_cast<int>(a < 0 ? a + xs.rank() : a);
+  };
+  const int split = axis("split_axis"), concat = axis("concat_axis");
+  const int world = communicator->world_size(), me = communicator->rank();
+  const int64_t split_total = xs.dim(split), concat_total = y.shape().dim(concat);
+  int64_t others = 1;
+  for (int d = 0; d < xs.rank(); ++d) {
+    if (d != split && d != concat) others *= xs.dim(d);
+  }
+  int64_t widest = 0;
+  for (int m = 0; m < world; ++m) {
+    widest = std::max(widest, SplitBegin(split_total, world, m + 1) - SplitBegin(split_total, world, m));
+  }
+  if (SplitBegin(split_total, world, me + 1) - SplitBegin(split_total, world, me) != y.shape().dim(split) ||
+      SplitBegin(concat_total, world, me + 1) - SplitBegin(concat_total, world, me) != xs.dim(concat)) {
+    return ctx.Error(absl::StrCat("input ", xs.ToString(), " and output ", y.shape().ToString(), " are not member ", me,
+                                  " of ", world, "'s blocks of one tensor"));
+  }
+  const size_t element = DTypeSize(x.dtype());
+  // This member's part for each member: its rows along concat_axis, padded along split_axis.
+  const int64_t part = xs.dim(concat) * widest * others;
+  Tensor send(x.dtype(), Shape({world * part}));
+  for (int m = 0; m < world; ++m) {
+    Shape slice = xs;
+    const int64_t begin = SplitBegin(split_total, world, m);
+    slice.set_dim(split, SplitBegin(split_total, world, m + 1) - begin);
+    std::vector<int64_t> offset(xs.rank(), 0);
+    offset[split] = begin;
+    TSR_ASSIGN_OR_RETURN(Tensor block, ExtractBlock(x, offset, slice));
+    if (block.num_bytes() > 0) {
+      std::memcpy(static_cast<char*>(send.raw_data()) + static_cast<size_t>(m * part) * element, block.raw_data(),
+                  block.num_bytes());
+    }
+  }
+  Tensor received(x.dtype(), Shape({concat_total * widest * others}));
+  TSR_RETURN_IF_ERROR(Failed(ctx, communicator->AllToAll(send, received, ctx.node_name()).Wait()));
+  int64_t at = 0;  // elements of `received` before sender m's part
+  for (int m = 0; m < world; ++m) {
+    const int64_t begin = SplitBegin(concat_total, world, m), rows = SplitBegin(concat_total, world, m + 1) - begin;
+    Shape slice = y.shape();
+    slice.set_dim(concat, rows);
+    Tensor block(x.dtype(), slice);
+    if (block.num_bytes() > 0) {
+      std::memcpy(block.raw_data(), static_cast<const char*>(received.raw_data()) + static_cast<size_t>(at) * element,
+                  block.num_bytes());
+    }
+    std::vector<int64_t> offset(xs.rank(), 0);
+    offset[concat] = begin;
+    TSR_RETURN_IF_ERROR(InsertBlock(y, offset, block));
+    at += rows * widest * others;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReduceScatterKernel(KernelContext& ctx) {
   TSR_ASSIGN_OR_RETURN(Collectives * communicator, Communicator(ctx));
   TSR_ASSIGN_OR_RETURN(ReduceOp op, Reduction(ctx));
@@ -136,6 +204,7 @@ absl::Status RegisterCollectiveKernels(KernelRegistry& registry) {
     TSR_RETURN_IF_ERROR(registry.Register("AllReduce", device, kReducible, AllReduceKernel));
     TSR_RETURN_IF_ERROR(registry.Register("ReduceScatter", device, kReducible, ReduceScatterKernel));
     TSR_RETURN_IF_ERROR(registry.Register("AllGather", device, kAllDTypes, AllGatherKernel));
+    TSR_RETURN_IF_ERROR(registry.Register("AllToAll", device, kAllDTypes, AllToAllKernel));
   }
   return absl::OkStatus();
 }

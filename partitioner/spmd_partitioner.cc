@@ -131,6 +131,28 @@ class DeviceProgramEmitter {
       Note(absl::StrCat("AllReduce ", local_.node(current.node)->name()), ref, state, next, consumer);
       state = next;
     }
+    // A split that moves to another dimension over the same axes: one all-to-all, each
+    // device sending the others their slices (1/N of the data an all-gather moves).
+    for (size_t a = 0; a < state.dims.size(); ++a) {
+      if (state.dims[a].empty() || !to.dims[a].empty()) continue;
+      for (size_t b = 0; b < state.dims.size(); ++b) {
+        if (b == a || !state.dims[b].empty() || to.dims[b] != state.dims[a]) continue;
+        const auto [begin, end] = LocalRange(global_shape.dim(static_cast<int>(b)), to.dims[b], mesh_, device_);
+        AttrMap attrs;
+        attrs["split_axis"] = AttrValue::Int(static_cast<int64_t>(b));
+        attrs["split_size"] = AttrValue::Int(end - begin);
+        attrs["concat_axis"] = AttrValue::Int(static_cast<int64_t>(a));
+        attrs["concat_size"] = AttrValue::Int(global_shape.dim(static_cast<int>(a)));
+        attrs["mesh_axes"] = AttrValue::Strings(AxisNames(state.dims[a]));
+        TSR_ASSIGN_OR_RETURN(current, AddNode(absl::StrCat(stem, "/all_to_all"), "AllToAll", {current}, attrs));
+        Sharding next = state;
+        next.dims[b] = state.dims[a];
+        next.dims[a].clear();
+        Note(absl::StrCat("AllToAll ", local_.node(current.node)->name()), ref, state, next, consumer);
+        state = next;
+        break;
+      }
+    }
     // Split dimensions that must be whole (or split otherwise): gather them.
     for (size_t d = 0; d < state.dims.size(); ++d) {
       if (state.dims[d].empty() || state.dims[d] == to.dims[d]) continue;

@@ -10,6 +10,7 @@
 //      localized, partial means rescaled by the device's share), with, where an operand's
 //      sharding differs from what its producer gives: AllReduce for partial sums,
 //      ReduceScatter for a partial sum needed split along dimension 0 over its axes,
+//      AllToAll for a split that moves to another dimension over the same axes,
 //      AllGather for a split dimension that must be whole, a local Slice for a whole
 //      dimension that must be split. Fetched outputs are made replicated, so every
 //      device returns the values one device would.

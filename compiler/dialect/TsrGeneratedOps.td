@@ -89,6 +89,20 @@ def Tsr_AllReduceOp : Tsr_Op<"AllReduce", [Tsr_RegistryVerified]> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Tsr_AllToAllOp : Tsr_Op<"AllToAll", [Tsr_RegistryVerified]> {
+  let summary = "X split along \'split_axis\' into the devices of the mesh axes \'mesh_axes\' (this device keeps its slice, of extent \'split_size\'), gathered along \'concat_axis\' (to extent \'concat_size\'): a split moved from one dimension to another (inserted by the partitioner).";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64, F16, BF16, I8, UI8, I32, I64, I1]>:$X,
+    I64Attr:$split_axis,
+    I64Attr:$split_size,
+    I64Attr:$concat_axis,
+    I64Attr:$concat_size,
+    StrArrayAttr:$mesh_axes);
+  let results = (outs
+    RankedTensorOf<[F32, F64, F16, BF16, I8, UI8, I32, I64, I1]>:$Y);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Tsr_AndOp : Tsr_Op<"And", [Tsr_RegistryVerified, Pure]> {
   let summary = "A and B, broadcast.";
   let arguments = (ins

@@ -8,6 +8,12 @@
 //   AllGather(X) -> Y       Y = every member's X concatenated along `axis`, in rank
 //                           order; `size` is Y's extent along it (members' X may differ
 //                           there: uneven splits).
+//   AllToAll(X) -> Y        a split moved between dimensions: X (this member's block,
+//                           split along `concat_axis`) is cut along `split_axis` into one
+//                           slice per member, each sent to its member; Y is the slices
+//                           received concatenated along `concat_axis` (extent
+//                           `concat_size`), this member's slice along `split_axis` (extent
+//                           `split_size`). Slices follow the SplitBegin rule.
 //   ReduceScatter(X) -> Y   Y = this member's slice along `axis` of X reduced over the
 //                           group; slices follow the SplitBegin rule of
 //                           runtime/collectives/collectives.h and `size` is this
@@ -81,6 +87,29 @@ absl::Status InferReduceScatter(InferenceContext& ctx) {
   return InferResized(ctx);
 }
 
+// X's shape with dim `concat_axis` set to `concat_size` and dim `split_axis` to
+// `split_size`.
+absl::Status InferAllToAll(InferenceContext& ctx) {
+  TSR_RETURN_IF_ERROR(CheckMeshAxes(ctx));
+  const Shape& x = ctx.input_shape(0);
+  Shape y = x;
+  int64_t axes[2] = {ctx.GetInt("split_axis"), ctx.GetInt("concat_axis")};
+  const int64_t sizes[2] = {ctx.GetInt("split_size"), ctx.GetInt("concat_size")};
+  const char* names[2] = {"split_axis", "concat_axis"};
+  for (int k = 0; k < 2; ++k) {
+    if (axes[k] < -x.rank() || axes[k] >= x.rank()) {
+      return ctx.Error(
+          absl::StrCat(names[k], " ", axes[k], " is out of range for input 0 ('X') of shape ", x.ToString()));
+    }
+    if (axes[k] < 0) axes[k] += x.rank();
+    if (sizes[k] < 0) return ctx.Error(absl::StrCat(names[k], "'s size is ", sizes[k], " but >= 0 is required"));
+    y.set_dim(static_cast<int>(axes[k]), sizes[k]);
+  }
+  if (axes[0] == axes[1]) return ctx.Error("split_axis and concat_axis are the same axis");
+  ctx.set_output(0, ctx.input_dtype(0), std::move(y));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterCollectiveOps(OpRegistry& registry) {
@@ -123,6 +152,23 @@ absl::Status RegisterCollectiveOps(OpRegistry& registry) {
                                             .Collective()
                                             .Infer(InferReduceScatter)
                                             .Flops(PerOutputElement(1))
+                                            .Build()));
+  TSR_RETURN_IF_ERROR(registry.Register(OpDefBuilder("AllToAll")
+                                            .Summary("X split along 'split_axis' into the devices of the mesh axes "
+                                                     "'mesh_axes' (this device keeps its slice, of extent "
+                                                     "'split_size'), gathered along 'concat_axis' (to extent "
+                                                     "'concat_size'): a split moved from one dimension to another "
+                                                     "(inserted by the partitioner).")
+                                            .Input("X", "T")
+                                            .Output("Y", "T")
+                                            .TypeConstraint("T", kAllDTypes)
+                                            .RequiredAttr("split_axis", AttrType::kInt)
+                                            .RequiredAttr("split_size", AttrType::kInt)
+                                            .RequiredAttr("concat_axis", AttrType::kInt)
+                                            .RequiredAttr("concat_size", AttrType::kInt)
+                                            .RequiredAttr("mesh_axes", AttrType::kStrings)
+                                            .Collective()
+                                            .Infer(InferAllToAll)
                                             .Build()));
   return absl::OkStatus();
 }
