@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "graph/builder/model_summary.h"
 #include "graph/status_macros.h"
 
 namespace tsr {
@@ -30,20 +31,6 @@ const char* TransferKindName(PipelineTransfer::Kind kind) {
       return "accumulated";
   }
   return "?";
-}
-
-int64_t NodeFlops(const Graph& g, const Node& n) {
-  if (n.op_def() == nullptr) return 0;
-  std::vector<std::optional<TensorType>> types;
-  std::vector<const Tensor*> values;
-  for (const TensorRef& in : n.inputs()) {
-    const TensorType* t = in.valid() ? g.TypeOf(in) : nullptr;
-    types.push_back(t != nullptr ? std::optional<TensorType>(*t) : std::nullopt);
-    values.push_back(in.valid() ? g.ConstantValue(in) : nullptr);
-  }
-  std::vector<TensorType> outputs;
-  for (int j = 0; j < n.num_outputs(); ++j) outputs.push_back(n.output_type(j));
-  return EstimateFlops(*n.op_def(), n.name(), n.attrs(), std::move(types), std::move(values), outputs);
 }
 
 class StageSplitter {
@@ -200,7 +187,7 @@ class StageSplitter {
       std::vector<int64_t> cost;
       int64_t total = 0, largest = 0;
       for (const Node* op : ops) {
-        cost.push_back(std::max<int64_t>(1, NodeFlops(g_, *op)));
+        cost.push_back(std::max<int64_t>(1, EstimateNodeFlops(g_, *op)));
         total += cost.back();
         largest = std::max(largest, cost.back());
       }
@@ -408,7 +395,7 @@ class StageSplitter {
         for (int j = 0; j < node->num_outputs(); ++j) locals_[s][node->output(j)] = (*added)->output(j);
         if (p == Phase::kForward) {
           ++stage.forward_ops;
-          stage.forward_flops += NodeFlops(g_, *node);
+          stage.forward_flops += EstimateNodeFlops(g_, *node);
         }
         stage.backward_ops += p == Phase::kBackward;
         stage.update_ops += p == Phase::kUpdate;
@@ -525,16 +512,9 @@ std::string PipelineProgram::Explain() const {
   std::string text = absl::StrCat(stages.size(), " pipeline stages\n");
   for (size_t s = 0; s < stages.size(); ++s) {
     const PipelineStageProgram& stage = stages[s];
-    int64_t bytes = 0;
-    for (const Node* node : stage.graph.nodes()) {
-      if (node->op() == "Variable") {
-        bytes +=
-            node->output_type(0).shape.num_elements() * static_cast<int64_t>(DTypeSize(node->output_type(0).dtype));
-      }
-    }
     absl::StrAppend(&text, "stage ", s, ": ", stage.forward_ops, " forward ops (", stage.forward_flops,
                     " FLOPs per example), ", stage.backward_ops, " gradient ops, ", stage.update_ops,
-                    " update ops; Variables ", bytes, " bytes\n");
+                    " update ops; Variables ", VariableBytes(stage.graph), " bytes\n");
     for (const PipelineTransfer& t : transfers) {
       if (t.from != static_cast<int>(s)) continue;
       absl::StrAppend(&text, "  sends ", TransferKindName(t.kind), " '", t.tensor, "' to stage ", t.to, "\n");

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/bind_batch.h"
+#include "graph/builder/model_summary.h"
 #include "graph/status_macros.h"
 #include "graph/tensor_block.h"
 #include "partitioner/all_reduce_combiner.h"
@@ -530,19 +531,14 @@ std::string PartitionedProgram::Explain() const {
     absl::StrAppend(&text, "  ", r.collective, ": '", r.tensor, "' ", r.from, " -> ", r.to, " for ", r.consumer, "\n");
   }
   // What the Variables (weights, optimizer slots, update shares) take on each device.
+  // One device would hold each Variable whole (device 0's program gives the dtypes).
   int64_t whole = 0;
-  std::vector<int64_t> held(devices.size(), 0);
-  for (size_t d = 0; d < devices.size(); ++d) {
-    for (const Node* node : devices[d].nodes()) {
-      if (node->op() != "Variable") continue;
-      const TensorType& type = node->output_type(0);
-      held[d] += type.shape.num_elements() * static_cast<int64_t>(DTypeSize(type.dtype));
-      auto shape = variable_shapes.find(node->name());
-      if (d == 0 && shape != variable_shapes.end() && !update_shares.contains(node->name())) {
-        whole += shape->second.num_elements() * static_cast<int64_t>(DTypeSize(type.dtype));
-      }
-    }
+  for (const auto& [name, shape] : variable_shapes) {
+    const Node* node = devices.empty() || update_shares.contains(name) ? nullptr : devices[0].FindNode(name);
+    if (node != nullptr) whole += shape.num_elements() * static_cast<int64_t>(DTypeSize(node->output_type(0).dtype));
   }
+  std::vector<int64_t> held;
+  for (const Graph& device : devices) held.push_back(VariableBytes(device));
   absl::StrAppend(&text, "variables: ", whole, " bytes on one device; per device ", absl::StrJoin(held, ", "),
                   " bytes\n");
   for (size_t d = 0; d < devices.size(); ++d) {

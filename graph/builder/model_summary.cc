@@ -21,18 +21,6 @@ int64_t HeldElements(const Node& node) {
   return node.output_type(0).shape.is_static() ? node.output_type(0).shape.num_elements() : 0;
 }
 
-int64_t NodeFlops(const Graph& graph, const Node& node) {
-  std::vector<std::optional<TensorType>> types;
-  std::vector<const Tensor*> values;
-  for (const TensorRef& ref : node.inputs()) {
-    const TensorType* t = ref.valid() ? graph.TypeOf(ref) : nullptr;
-    types.push_back(t == nullptr ? std::nullopt : std::optional<TensorType>(*t));
-    values.push_back(ref.valid() ? graph.ConstantValue(ref) : nullptr);
-  }
-  return EstimateFlops(*node.op_def(), node.name(), node.attrs(), std::move(types), std::move(values),
-                       node.output_types());
-}
-
 std::string TypesToString(const std::vector<TensorType>& types) {
   return absl::StrJoin(types, ", ", [](std::string* out, const TensorType& t) { out->append(t.ToString()); });
 }
@@ -57,7 +45,7 @@ absl::StatusOr<ModelSummary> SummarizeModel(const Graph& graph) {
     NodeSummary row{n->name(), n->op(), n->output_types()};
     row.params = HeldElements(*n);
     row.bytes = n->num_outputs() > 0 ? row.params * static_cast<int64_t>(DTypeSize(n->output_type(0).dtype)) : 0;
-    row.flops = NodeFlops(graph, *n);
+    row.flops = EstimateNodeFlops(graph, *n);
     if (n->op() == "Variable") {
       const AttrValue* trainable = n->FindAttr("trainable");
       const bool is_trainable = trainable == nullptr || trainable->type() != AttrType::kBool || trainable->b();
@@ -153,6 +141,29 @@ std::string FormatModelSummary(const ModelSummary& s, int top) {
     absl::StrAppend(&out, line, "\n");
   }
   return out;
+}
+
+int64_t EstimateNodeFlops(const Graph& graph, const Node& node) {
+  if (node.op_def() == nullptr) return 0;
+  std::vector<std::optional<TensorType>> types;
+  std::vector<const Tensor*> values;
+  for (const TensorRef& ref : node.inputs()) {
+    const TensorType* t = ref.valid() ? graph.TypeOf(ref) : nullptr;
+    types.push_back(t == nullptr ? std::nullopt : std::optional<TensorType>(*t));
+    values.push_back(ref.valid() ? graph.ConstantValue(ref) : nullptr);
+  }
+  return EstimateFlops(*node.op_def(), node.name(), node.attrs(), std::move(types), std::move(values),
+                       node.output_types());
+}
+
+int64_t VariableBytes(const Graph& graph) {
+  int64_t bytes = 0;
+  for (const Node* node : graph.nodes()) {
+    if (node->op() != "Variable" || node->num_outputs() == 0) continue;
+    const TensorType& type = node->output_type(0);
+    if (type.shape.is_static()) bytes += type.shape.num_elements() * static_cast<int64_t>(DTypeSize(type.dtype));
+  }
+  return bytes;
 }
 
 }  // namespace tsr

@@ -60,6 +60,13 @@ std::vector<const NodeSummary*> HeaviestNodes(const ModelSummary& summary, int t
 // Totals, signature and a per-node table (limited to HeaviestNodes(top)).
 std::string FormatModelSummary(const ModelSummary& summary, int top = -1);
 
+// FLOPs of `node` per example from its inputs' types in `graph` (constant inputs
+// known); 0 without an estimate.
+int64_t EstimateNodeFlops(const Graph& graph, const Node& node);
+
+// Bytes the graph's Variables hold (static shapes).
+int64_t VariableBytes(const Graph& graph);
+
 // 269322 -> "269,322".
 std::string FormatCount(int64_t n);
 // 1077288 -> "1.03 MiB"; below 1 KiB: "123 B".

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "examples/models.h"
+#include "graph/builder/model_summary.h"
 #include "gtest/gtest.h"
 #include "partitioner/spmd_partitioner.h"
 #include "tests/partitioner/strategy_equivalence.h"
@@ -23,16 +24,6 @@ int Count(const PartitionedProgram& program, const std::string& op) {
   int n = 0;
   for (const CollectiveReason& r : program.collectives) n += r.collective.rfind(op + " ", 0) == 0;
   return n;
-}
-
-int64_t VariableBytes(const Graph& g) {
-  int64_t bytes = 0;
-  for (const Node* node : g.nodes()) {
-    if (node->op() == "Variable") {
-      bytes += node->output_type(0).shape.num_elements() * static_cast<int64_t>(DTypeSize(node->output_type(0).dtype));
-    }
-  }
-  return bytes;
 }
 
 // What every stage must show in its programs, for a model trained with `slots` slots per
