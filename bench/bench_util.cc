@@ -32,8 +32,10 @@ double Median(std::vector<double> values) {
   return 0.5 * (lower + values[mid]);
 }
 
-std::vector<TimeSample> TimeRepeatedly(int warmup, int repetitions, const std::function<void()>& fn) {
-  for (int i = 0; i < warmup; ++i) fn();
+std::vector<TimeSample> TimeRepeatedly(int warmup, int repetitions, const std::function<void()>& fn,
+                                       double warmup_seconds) {
+  const double warmup_end = WallSeconds() + warmup_seconds;
+  for (int i = 0; i < warmup || WallSeconds() < warmup_end; ++i) fn();
   std::vector<TimeSample> samples;
   samples.reserve(static_cast<size_t>(std::max(repetitions, 0)));
   for (int i = 0; i < repetitions; ++i) {

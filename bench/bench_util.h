@@ -35,9 +35,12 @@ struct TimeSample {
   TimeSample Scaled(double factor) const { return {wall * factor, cpu * factor}; }
 };
 
-// Calls `fn` `warmup` times untimed, then `repetitions` times, timing each call on
-// both clocks (seconds).
-std::vector<TimeSample> TimeRepeatedly(int warmup, int repetitions, const std::function<void()>& fn);
+// Calls `fn` untimed at least `warmup` times and for at least `warmup_seconds` of wall
+// time (a fast case warmed by a count alone runs a few milliseconds: too short for the
+// machine to settle after a peer's process exits or a thread pool wakes), then
+// `repetitions` times, timing each call on both clocks (seconds).
+std::vector<TimeSample> TimeRepeatedly(int warmup, int repetitions, const std::function<void()>& fn,
+                                       double warmup_seconds = 0.2);
 
 // The medians of the wall and of the CPU times, taken separately.
 TimeSample MedianOf(const std::vector<TimeSample>& samples);

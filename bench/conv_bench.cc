@@ -1,5 +1,5 @@
 // f32 convolution throughput on every distinct convolution of ResNet-18 at batch 1
-// (plus two MobileNet-style depthwise layers, and ResNet-18's two pooling layers):
+// (plus MobileNet-style depthwise and MobileNetV2's pointwise layers, and ResNet-18's two pooling layers):
 // Tessera's cpu kernels (through RunOp, device "cpu", no fallback, the runtime's
 // ThreadPool) against oneDNN's convolution_forward / pooling_forward in the same
 // run, at 1 and 2 threads. Each benchmark reports GFLOP/s over wall time and GFLOP
@@ -76,6 +76,16 @@ const ConvLayer kLayers[] = {
     // Not in ResNet-18: MobileNet-style depthwise layers, for the direct depthwise kernel.
     {"dw 3x3 128 @56", 128, 128, 56, 3, 1, 1, 128},
     {"dw 3x3/2 256 @28", 256, 256, 28, 3, 2, 1, 256},
+    // MobileNetV2's costliest kinds at 224x224: the stem, depthwise at 112, and pointwise
+    // (1x1) layers with few channels on large images or many channels on small ones.
+    {"mb stem 3x3/2 3-32 @224", 3, 32, 224, 3, 2, 1},
+    {"mb dw 3x3 32 @112", 32, 32, 112, 3, 1, 1, 32},
+    {"mb dw 3x3/2 96 @112", 96, 96, 112, 3, 2, 1, 96},
+    {"mb pw 32-16 @112", 32, 16, 112, 1, 1, 0},
+    {"mb pw 16-96 @112", 16, 96, 112, 1, 1, 0},
+    {"mb pw 144-24 @56", 144, 24, 56, 1, 1, 0},
+    {"mb pw 960-320 @7", 960, 320, 7, 1, 1, 0},
+    {"mb pw 320-1280 @7", 320, 1280, 7, 1, 1, 0},
 };
 
 // ResNet-18's pooling layers; "flops" count one operation per window tap.

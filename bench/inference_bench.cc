@@ -694,7 +694,7 @@ int Main(int argc, char** argv) {
   flags.AddString("models", '\0', "LIST", &models, "comma-separated: mlp,lenet,resnet18,mobilenet_v2,gpt_block (all)");
   flags.AddString("threads", '\0', "LIST", &threads, "comma-separated thread counts (default 1,2)");
   flags.AddString("peers", '\0', "LIST", &peers, "comma-separated: ort,pytorch,jax,iree (default all), or none");
-  flags.AddInt("warmup", '\0', "N", &o.warmup, "untimed runs before the timed ones, each system (default 5)");
+  flags.AddInt("warmup", '\0', "N", &o.warmup, "untimed runs before the timed ones, each system, and at least 0.2 s of them (default 5)");
   flags.AddInt("repetitions", '\0', "N", &o.repetitions, "timed runs per round, each system (default 20)");
   flags.AddInt("rounds", '\0', "N", &o.rounds, "measurements of every case, interleaved; medians (default 1)");
   flags.AddString("tessera-mode", '\0', "LIST", &modes,

@@ -48,6 +48,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 TOLERANCE = 1e-4
+WARMUP_SECONDS = 0.2  # the least warm-up time per case, as bench/bench_util.h
 
 
 def relative_error(got, expected):
@@ -205,8 +206,12 @@ def run(args):
     # Only a checked output is kept: ORT's is what Tessera's is checked against.
     got = np.asarray(got, dtype=np.float32).reshape(expected.shape)
     np.save(os.path.join(args.dir, f"{args.peer}_output.npy"), got)
-    for _ in range(args.warmup):
+    # As Tessera's (bench/bench_util.h TimeRepeatedly): at least --warmup runs and 0.2 s.
+    warmup_end = time.perf_counter() + WARMUP_SECONDS
+    runs = 0
+    while runs < args.warmup or time.perf_counter() < warmup_end:
         fn()
+        runs += 1
     wall, cpu = [], []
     for _ in range(args.repetitions):
         w0, c0 = time.perf_counter(), time.process_time()

@@ -71,8 +71,12 @@ def main():
         optimizer.step()
         return loss.item()
 
-    for _ in range(args.warmup):
+    # As train_step_bench's own timing (bench/bench_util.h): at least --warmup steps and 0.2 s.
+    warmup_end = time.perf_counter() + 0.2
+    runs = 0
+    while runs < args.warmup or time.perf_counter() < warmup_end:
         step()
+        runs += 1
     wall, cpu = [], []
     loss = 0.0
     for _ in range(args.steps):

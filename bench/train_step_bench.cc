@@ -385,7 +385,7 @@ int Main(int argc, char** argv) {
   flags.AddString("threads", '\0', "LIST", &threads, "comma-separated thread counts (default 1,2)");
   flags.AddString("modes", '\0', "LIST", &modes, "comma-separated: interpret, compiled (default both)");
   flags.AddInt("steps", '\0', "N", &o.steps, "timed steps per repetition, each side (default 100)");
-  flags.AddInt("warmup", '\0', "N", &o.warmup, "untimed steps before them (default 10)");
+  flags.AddInt("warmup", '\0', "N", &o.warmup, "untimed steps before them, and at least 0.2 s of them (default 10)");
   flags.AddInt("repetitions", '\0', "N", &o.repetitions, "repetitions of every case (default 3)");
   flags.AddInt("batch", '\0', "N", &o.batch, "batch size (default 64)");
   flags.AddBool("pin", '\0', &o.pin, "run each case, and PyTorch, on exactly `threads` CPUs");
