@@ -5,8 +5,8 @@
 //   - 3x3, stride 1, undilated, ungrouped 2-D with enough channels, at AVX2 and
 //     above: Winograd (conv_winograd.h), which needs 2.25x to 4x fewer multiplies;
 //   - few input channels per output (C/group * taps <= 160), stride 1, 1-D or 2-D,
-//     at AVX2 and above: direct loops over zero-padded planes (conv_direct.h), as
-//     the GEMMs would be thin and dominated by their packing;
+//     not 1x1, at AVX2 and above: direct loops over zero-padded planes
+//     (conv_direct.h), as the GEMMs would be thin and dominated by their packing;
 //   - 1x1, stride 1, no padding: the input of each image and group already is the
 //     [C/group, pixels] matrix, so one Sgemm on it directly, with no copy;
 //   - 1x1, strided, no padding: the input subsampled into that matrix, then Sgemm;

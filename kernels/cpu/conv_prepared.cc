@@ -156,7 +156,9 @@ absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* w
     prepared->algorithm_ = ConvAlgorithm::kWinograd;
     prepared->winograd_tile_ = tile;
     WinogradPackWeights(tile, geometry.channels, geometry.out_channels, weights, parallel_for, &prepared->packed_);
-  } else if (DirectConvApplies(w, c_per_group)) {
+  } else if (!Pointwise(w) && DirectConvApplies(w, c_per_group)) {
+    // (A pointwise convolution is a GEMM on the input as it lies, with nothing to pack
+    // per call: the direct loops' plane copies and one-image-per-thread split only cost.)
     prepared->algorithm_ = ConvAlgorithm::kDirect;
     keep_raw();
   } else {

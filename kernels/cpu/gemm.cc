@@ -62,7 +62,9 @@ const MicroKernel& ScalarMicroKernel() {
                                        /*kc=*/256,
                                        /*nc=*/4096,
                                        /*pack_a_strip=*/nullptr,
-                                       /*fn_pack_b=*/nullptr};
+                                       /*fn_pack_b=*/nullptr,
+                                       /*gemv=*/nullptr,
+                                       /*epilogue_row=*/nullptr};
   return kKernel;
 }
 
@@ -237,22 +239,34 @@ float Activate(GemmActivation activation, float x) {
   return x;
 }
 
-void ApplyEpilogue(const Problem& pr, int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
+void ApplyEpilogue(const Problem& pr, const MicroKernel& mk, int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
   const GemmEpilogue& ep = *pr.epilogue;
+  const bool gelu = ep.activation == GemmActivation::kGelu;
   for (int64_t i = row0; i < row0 + rows; ++i) {
     float* c = pr.c + i * pr.ldc;
-    if (ep.bias != nullptr) {
-      for (int64_t j = col0; j < col0 + cols; ++j) c[j] += ep.bias[j];
+    const float* r = ep.residual != nullptr ? ep.residual + i * ep.ldr : nullptr;
+    if (mk.epilogue_row != nullptr) {
+      // The adds (and ReLU) vectorized; GELU and the residual after it stay here.
+      mk.epilogue_row(c + col0, cols, ep.bias != nullptr ? ep.bias + col0 : nullptr,
+                      ep.row_bias != nullptr ? ep.row_bias + i : nullptr, ep.activation == GemmActivation::kRelu,
+                      r != nullptr && !gelu ? r + col0 : nullptr);
+      if (!gelu) continue;
+    } else {
+      if (ep.bias != nullptr) {
+        for (int64_t j = col0; j < col0 + cols; ++j) c[j] += ep.bias[j];
+      }
+      if (ep.row_bias != nullptr) {
+        const float b = ep.row_bias[i];
+        for (int64_t j = col0; j < col0 + cols; ++j) c[j] += b;
+      }
+      if (ep.activation == GemmActivation::kRelu) {
+        for (int64_t j = col0; j < col0 + cols; ++j) c[j] = Activate(ep.activation, c[j]);
+      }
     }
-    if (ep.row_bias != nullptr) {
-      const float b = ep.row_bias[i];
-      for (int64_t j = col0; j < col0 + cols; ++j) c[j] += b;
-    }
-    if (ep.activation != GemmActivation::kNone) {
+    if (gelu) {
       for (int64_t j = col0; j < col0 + cols; ++j) c[j] = Activate(ep.activation, c[j]);
     }
-    if (ep.residual != nullptr) {
-      const float* r = ep.residual + i * ep.ldr;
+    if (r != nullptr) {
       for (int64_t j = col0; j < col0 + cols; ++j) c[j] += r[j];
     }
   }
@@ -325,7 +339,7 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
         const float* a_block = a_slot == nullptr || jc == n0 ? ABlock(pr, mk, m0, pc, m1 - m0, kc, a_slot) : a_slot;
         const float* b_block = fuse_b ? b_pack : BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
         MacroKernel(pr, mk, a_block, b_block, fuse_b ? b_pack : nullptr, pc, m0, m1 - m0, jc, nc, kc, pc == 0);
-        if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, m0, m1 - m0, jc, nc);
+        if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, mk, m0, m1 - m0, jc, nc);
       }
     }
     return;
@@ -340,7 +354,7 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
         const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
         const float* b_block = fuse_b ? b_pack : BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
         MacroKernel(pr, mk, a_block, b_block, fuse_b ? b_pack : nullptr, pc, m0, m1 - m0, jc, nc, kc, pc == 0);
-        if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, m0, m1 - m0, jc, nc);
+        if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, mk, m0, m1 - m0, jc, nc);
       }
     }
     return;
@@ -355,19 +369,19 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
         const int64_t mc = std::min<int64_t>(mk.mc, m1 - ic);
         const float* a_block = ABlock(pr, mk, ic, pc, mc, kc, a_pack);
         MacroKernel(pr, mk, a_block, b_block, fuse_b && ic == m0 ? b_pack : nullptr, pc, ic, mc, jc, nc, kc, pc == 0);
-        if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, ic, mc, jc, nc);
+        if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, mk, ic, mc, jc, nc);
       }
     }
   }
 }
 
 // C = beta * C (+ epilogue) when there is no product to add (k == 0 or alpha == 0).
-void ScaleOnly(const Problem& pr, int64_t m, int64_t n) {
+void ScaleOnly(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n) {
   for (int64_t i = 0; i < m; ++i) {
     float* c = pr.c + i * pr.ldc;
     for (int64_t j = 0; j < n; ++j) c[j] = pr.beta == 0.0f ? 0.0f : pr.beta * c[j];
   }
-  if (!pr.epilogue->empty()) ApplyEpilogue(pr, 0, m, 0, n);
+  if (!pr.epilogue->empty()) ApplyEpilogue(pr, mk, 0, m, 0, n);
 }
 
 // At most this many parallel tasks, each at least this many flops.
@@ -378,12 +392,55 @@ constexpr int64_t kMinPackFloatsToSplit = 1 << 16;
 // Split over M, B is packed once for all tasks up to this many floats (16 MiB).
 constexpr int64_t kMaxSharedPackFloats = int64_t{1} << 22;
 
+// Columns per task of the M = 1 product: a multiple of every GEMV block.
+constexpr int64_t kGemvColumnsPerUnit = 64;
+
+// C's one row (M = 1) by the micro-kernel's GEMV on op(B) in place, split over the
+// columns; A's row is gathered first when it is not contiguous (transposed, or packed).
+void RunGemv(const Problem& pr, const MicroKernel& mk, int64_t n, const GemmOptions& options) {
+  const int64_t k = pr.k;
+  const float* a = pr.a;
+  AlignedFloatBuffer gathered;
+  if (pr.packed_a != nullptr || pr.trans_a) {
+    float* row = gathered.Get(k);
+    for (int64_t p = 0; p < k; ++p) {
+      if (pr.packed_a != nullptr) {
+        // Element (0, p) of kc block pc: first row of its first strip, step p - pc.
+        const int64_t pc = p / mk.kc * mk.kc;
+        row[p] = pr.packed_a[pc * pr.packed_m_padded + (p - pc) * mk.mr];
+      } else {
+        row[p] = pr.a[p * pr.lda];
+      }
+    }
+    a = row;
+  }
+  const auto columns = [&](int64_t j0, int64_t j1) {
+    const float* b = pr.trans_b ? pr.b + j0 * pr.ldb : pr.b + j0;
+    mk.gemv(k, mk.kc, a, b, pr.ldb, pr.trans_b, j1 - j0, pr.c + j0, pr.alpha, pr.beta);
+    if (!pr.epilogue->empty()) ApplyEpilogue(pr, mk, 0, 1, j0, j1 - j0);
+  };
+  const int64_t units = (n + kGemvColumnsPerUnit - 1) / kGemvColumnsPerUnit;
+  if (!options.parallel_for || units == 1) {
+    columns(0, n);
+    return;
+  }
+  options.parallel_for(units, 2 * kGemvColumnsPerUnit * k, [&](int64_t begin, int64_t end) {
+    columns(begin * kGemvColumnsPerUnit, std::min(n, end * kGemvColumnsPerUnit));
+  });
+}
+
 // Splits C over options.parallel_for and runs GemmRegion on each part.
 void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, const GemmOptions& options) {
   if (m <= 0 || n <= 0) return;
   const int64_t k = pr.k;
   if (k <= 0 || pr.alpha == 0.0f) {
-    ScaleOnly(pr, m, n);
+    ScaleOnly(pr, mk, m, n);
+    return;
+  }
+  // One row of C and a B in memory: each element of B is used once, so packing it
+  // would cost as much as the product.
+  if (m == 1 && mk.gemv != nullptr && pr.b != nullptr && pr.b_packer == nullptr && pr.packed_b == nullptr) {
+    RunGemv(pr, mk, n, options);
     return;
   }
   // Split the larger of M and N: each task packs the whole of the other operand's

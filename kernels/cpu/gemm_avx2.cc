@@ -6,8 +6,10 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/gemm_epilogue_simd.h"
 #include "kernels/cpu/gemm_microkernel.h"
 #include "kernels/cpu/gemm_microkernel_simd.h"
+#include "kernels/cpu/gemv_simd.h"
 
 namespace tsr {
 namespace gemm_internal {
@@ -29,6 +31,8 @@ struct Avx2Vec {
   static T Broadcast(const float* p) { return _mm256_broadcast_ss(p); }
   static T Set1(float x) { return _mm256_set1_ps(x); }
   static T Mul(T x, T y) { return _mm256_mul_ps(x, y); }
+  static T Add(T x, T y) { return _mm256_add_ps(x, y); }
+  static T Max(T x, T y) { return _mm256_max_ps(x, y); }
   static T Fma(T x, T y, T z) { return _mm256_fmadd_ps(x, y, z); }
 };
 
@@ -92,7 +96,9 @@ const MicroKernel& Avx2MicroKernel() {
                                        /*kc=*/256,
                                        /*nc=*/4080 / kNr * kNr,
                                        PackAStripAvx2,
-                                       Avx2Kernel::KernelPackB};
+                                       Avx2Kernel::KernelPackB,
+                                       SimdGemv<Avx2Vec>::Gemv,
+                                       SimdEpilogueRow<Avx2Vec>::Row};
   return kKernel;
 }
 

@@ -7,8 +7,10 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/gemm_epilogue_simd.h"
 #include "kernels/cpu/gemm_microkernel.h"
 #include "kernels/cpu/gemm_microkernel_simd.h"
+#include "kernels/cpu/gemv_simd.h"
 
 namespace tsr {
 namespace gemm_internal {
@@ -30,6 +32,8 @@ struct Avx512Vec {
   static T Broadcast(const float* p) { return _mm512_set1_ps(*p); }
   static T Set1(float x) { return _mm512_set1_ps(x); }
   static T Mul(T x, T y) { return _mm512_mul_ps(x, y); }
+  static T Add(T x, T y) { return _mm512_add_ps(x, y); }
+  static T Max(T x, T y) { return _mm512_max_ps(x, y); }
   static T Fma(T x, T y, T z) { return _mm512_fmadd_ps(x, y, z); }
 };
 
@@ -49,7 +53,9 @@ const MicroKernel& Avx512MicroKernel() {
                                        /*kc=*/192,
                                        /*nc=*/4096,
                                        /*pack_a_strip=*/nullptr,
-                                       Avx512Kernel::KernelPackB};
+                                       Avx512Kernel::KernelPackB,
+                                       SimdGemv<Avx512Vec>::Gemv,
+                                       SimdEpilogueRow<Avx512Vec>::Row};
   return kKernel;
 }
 

@@ -31,12 +31,27 @@ using PackAStripFn = void (*)(const float* a, int64_t lda, int64_t kc, float* ds
 using MicroKernelPackBFn = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* b_dst, float* c,
                                     int64_t ldc, int m_eff, int n_eff, float alpha, float beta, bool first);
 
+// The M = 1 product (gemv_simd.h): c[j] for j < n from A's row a (k contiguous
+// floats) and op(B) read in place (row p of B at b + p * ldb, or with trans_b row j of
+// b holding column j of op(B)), with the contract's alpha/beta rules; kc is the
+// micro-kernel's depth block (a plain B then gets exactly the blocked path's bits).
+using GemvFn = void (*)(int64_t k, int64_t kc, const float* a, const float* b, int64_t ldb, bool trans_b, int64_t n,
+                        float* c, float alpha, float beta);
+
+// The epilogue's elementwise part on one row of C (gemm_epilogue_simd.h):
+// c[j] = relu?(c[j] + bias[j] + *row_bias) + residual[j] for j < n, each term only
+// when its pointer is set; bitwise the driver's portable loop.
+using EpilogueRowFn = void (*)(float* c, int64_t n, const float* bias, const float* row_bias, bool relu,
+                               const float* residual);
+
 struct MicroKernel {
   MicroKernelFn fn;
   int mr, nr;                    // register tile
   int mc, kc, nc;                // cache blocks: mc % mr == 0, nc % nr == 0
   PackAStripFn pack_a_strip;     // or null
   MicroKernelPackBFn fn_pack_b;  // or null: B is packed in a separate pass
+  GemvFn gemv;                   // or null: M = 1 runs the blocked path
+  EpilogueRowFn epilogue_row;    // or null: the driver's portable loop
 };
 
 // Defined in gemm_avx512.cc / gemm_avx2.cc / gemm.cc.

@@ -9,7 +9,8 @@
 // ISAs (the ODR hazard of templates in shared headers).
 //
 // Traits V provide: type T; kWidth; Zero(); Load(p) (aligned); LoadU(p); Store(p, x)
-// (aligned); StoreU(p, x); Broadcast(p); Set1(x); Mul(x, y); Fma(x, y, z) = x * y + z.
+// (aligned); StoreU(p, x); Broadcast(p); Set1(x); Mul(x, y); Add(x, y) (gemv_simd.h);
+// Fma(x, y, z) = x * y + z.
 #ifndef TESSERA_KERNELS_CPU_GEMM_MICROKERNEL_SIMD_H_
 #define TESSERA_KERNELS_CPU_GEMM_MICROKERNEL_SIMD_H_
 

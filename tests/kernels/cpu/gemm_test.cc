@@ -258,6 +258,44 @@ TEST(SgemmTest, Epilogues) {
   }
 }
 
+// The epilogue (vectorized per ISA) gives exactly the bits of the product followed by
+// the plain loop y = act(c + bias[j] + row_bias[i]) + residual, over odd widths.
+TEST(SgemmTest, EpilogueIsBitwiseThePlainLoopAfterTheProduct) {
+  const int64_t m = 5, k = 40, ldr = 80;
+  std::mt19937 rng(90);
+  const std::vector<float> a = RandomVector(rng, m * k), b = RandomVector(rng, k * ldr);
+  const std::vector<float> bias = RandomVector(rng, ldr), row_bias = RandomVector(rng, m);
+  const std::vector<float> residual = RandomVector(rng, m * ldr);
+  for (CpuIsa isa : SupportedIsas()) {
+    for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{33}, int64_t{77}}) {
+      for (GemmActivation act : {GemmActivation::kNone, GemmActivation::kRelu, GemmActivation::kGelu}) {
+        SCOPED_TRACE(absl::StrCat("isa=", CpuIsaName(isa), " n=", n, " act=", static_cast<int>(act)));
+        GemmOptions options;
+        options.isa = isa;
+        std::vector<float> want(static_cast<size_t>(m * n));
+        Sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), ldr, 0.0f, want.data(), n, options);
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            float x = want[i * n + j] + bias[j];
+            x += row_bias[i];
+            if (act == GemmActivation::kRelu) x = x > 0.0f ? x : 0.0f;
+            if (act == GemmActivation::kGelu) x = 0.5f * x * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2)));
+            want[i * n + j] = x + residual[i * ldr + j];
+          }
+        }
+        options.epilogue.bias = bias.data();
+        options.epilogue.row_bias = row_bias.data();
+        options.epilogue.activation = act;
+        options.epilogue.residual = residual.data();
+        options.epilogue.ldr = ldr;
+        std::vector<float> got(static_cast<size_t>(m * n));
+        Sgemm(false, false, m, n, k, 1.0f, a.data(), k, b.data(), ldr, 0.0f, got.data(), n, options);
+        EXPECT_TRUE(got == want);
+      }
+    }
+  }
+}
+
 TEST(SgemmTest, ThreadedResultsAreBitwiseEqualToSingleThreaded) {
   struct Shape3 {
     int64_t m, n, k;
@@ -376,6 +414,9 @@ TEST(SgemmPackedTest, BitwiseEqualToPlainSgemmAtAnySplit) {
           for (int chunks : {1, 2, 3, 1000}) {
             GemmOptions options = plain;
             if (chunks > 1) options.parallel_for = ThreadedParallelFor(chunks);
+            // One row of C and a transposed B in memory run as dot products along B's rows
+            // (gemv_simd.h), an order a caller-packed B cannot have: SgemvTest checks those.
+            if (s.m == 1 && trans_b && entry != Entry::kPackedA) continue;
             std::vector<float> c = c0;
             RunEntry(entry, trans_a, trans_b, s.m, s.n, s.k, 1.5f, a.data(), lda, b.data(), ldb, 0.25f, c.data(), s.n,
                      options);
@@ -410,6 +451,63 @@ TEST(SgemmPackedTest, OnePackedAServesManyCallsAndThreads) {
       std::vector<float> want(m * n);
       Sgemm(false, false, m, n, k, 1.0f, a.data(), k, bs[i].data(), n, 0.0f, want.data(), n, options);
       EXPECT_TRUE(got[i] == want) << "call " << i;
+    }
+  }
+}
+
+// One row of C (M = 1) with B in memory runs as a GEMV (gemv_simd.h): against the
+// triple loop over column counts around every vector block (1, 15-17, 63-65, 1000) and
+// depths around the vector width and past one depth block (300, 1280), with alpha,
+// beta, padded strides, a transposed or packed A; bitwise equal at every thread split;
+// and with a plain B bitwise equal to the blocked path (a caller-packed B).
+TEST(SgemvTest, OneRowAgainstTripleLoopBlockedPathAndSplits) {
+  const int64_t columns[] = {1, 15, 16, 17, 63, 64, 65, 1000};
+  const int64_t depths[] = {1, 15, 17, 33, 300, 1280};
+  for (CpuIsa isa : SupportedIsas()) {
+    uint32_t seed = 6000;
+    for (int t = 0; t < 4; ++t) {
+      const bool trans_a = t & 1, trans_b = t & 2;
+      for (int64_t n : columns) {
+        for (int64_t k : depths) {
+          const float beta = (n + k) % 2 == 0 ? 0.0f : 0.5f;
+          const Entry entry = (n + k + t) % 3 == 0 ? Entry::kPackedA : Entry::kPlain;
+          CheckSgemm({trans_a, trans_b, 1, n, k, 1.5f, beta, (n + k) % 4, entry}, isa, seed++);
+        }
+      }
+    }
+    for (int64_t n : {int64_t{17}, int64_t{1000}}) {
+      for (int64_t k : {int64_t{33}, int64_t{1280}}) {
+        for (int t = 0; t < 4; ++t) {
+          SCOPED_TRACE(absl::StrCat("isa=", CpuIsaName(isa), " n=", n, " k=", k, " trans=", t));
+          const bool trans_a = t & 1, trans_b = t & 2;
+          std::mt19937 rng(seed++);
+          const std::vector<float> a = RandomVector(rng, k), b = RandomVector(rng, k * n), c0 = RandomVector(rng, n);
+          const std::vector<float> bias = RandomVector(rng, n);
+          std::vector<std::vector<float>> results;
+          for (int chunks : {1, 2, 3, 1000}) {
+            GemmOptions options;
+            options.isa = isa;
+            options.epilogue.bias = bias.data();
+            options.epilogue.activation = GemmActivation::kRelu;
+            if (chunks > 1) options.parallel_for = ThreadedParallelFor(chunks);
+            std::vector<float> c = c0;
+            Sgemm(trans_a, trans_b, 1, n, k, 1.5f, a.data(), trans_a ? 1 : k, b.data(), trans_b ? k : n, 0.25f,
+                  c.data(), n, options);
+            results.push_back(std::move(c));
+          }
+          for (size_t r = 1; r < results.size(); ++r) EXPECT_TRUE(results[r] == results[0]) << "split " << r;
+          if (!trans_b) {
+            GemmOptions options;
+            options.isa = isa;
+            options.epilogue.bias = bias.data();
+            options.epilogue.activation = GemmActivation::kRelu;
+            std::vector<float> blocked = c0;
+            RunEntry(Entry::kBPacker, trans_a, false, 1, n, k, 1.5f, a.data(), trans_a ? 1 : k, b.data(), n, 0.25f,
+                     blocked.data(), n, options);
+            EXPECT_TRUE(blocked == results[0]) << "the GEMV differs from the blocked path on a plain B";
+          }
+        }
+      }
     }
   }
 }
