@@ -136,6 +136,13 @@ struct SimdMicroKernel {
     if constexpr (kMr > 8) {
       if (m_eff <= 8) return Run<kPackB, 8>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
     }
+    // Channel counts like 24, 96 or 320 leave 10 or 12 rows in their last strip.
+    if constexpr (kMr > 10) {
+      if (m_eff <= 10) return Run<kPackB, 10>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+    }
+    if constexpr (kMr > 12) {
+      if (m_eff <= 12) return Run<kPackB, 12>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+    }
     Run<kPackB, kMr>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
   }
 
