@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 #include "absl/strings/str_cat.h"
@@ -73,9 +74,13 @@ absl::Status FusedMatMulKernel(KernelContext& ctx) {
 
 }  // namespace
 
-void FusedMatMulForward(int64_t m, int64_t n, int64_t k, const float* a, const float* b, bool transpose_b,
-                        const float* bias, const float* residual, const FusedActivation& activation, float* y,
-                        const ParallelForFn& parallel_for) {
+namespace {
+
+// y = act(product + bias + residual) where `product(beta, options)` runs the Sgemm
+// y = A op(B) + beta * y with options' epilogue.
+void FusedMatMulWith(int64_t m, int64_t n, const float* bias, const float* residual, const FusedActivation& activation,
+                     float* y, const ParallelForFn& parallel_for,
+                     const std::function<void(float beta, const GemmOptions& options)>& product) {
   if (m == 0 || n == 0) return;
   const std::optional<GemmActivation> in_gemm = EpilogueActivation(activation);
   GemmOptions options;
@@ -91,13 +96,31 @@ void FusedMatMulForward(int64_t m, int64_t n, int64_t k, const float* a, const f
     }
     beta = 1.0f;
   }
-  Sgemm(false, transpose_b, m, n, k, 1.0f, a, k, b, transpose_b ? k : n, beta, y, n, options);
+  product(beta, options);
   if (in_gemm.has_value()) return;
   const CpuIsa isa = ActiveCpuIsa();
   // Elementwise on rows: any split gives the same floats.
   RunParallelFor(parallel_for, m, 12 * n, [&](int64_t begin, int64_t end) {
     ApplyFusedEpilogue(activation, nullptr, y + begin * n, (end - begin) * n, isa);
   });
+}
+
+}  // namespace
+
+void FusedMatMulForward(int64_t m, int64_t n, int64_t k, const float* a, const float* b, bool transpose_b,
+                        const float* bias, const float* residual, const FusedActivation& activation, float* y,
+                        const ParallelForFn& parallel_for) {
+  FusedMatMulWith(m, n, bias, residual, activation, y, parallel_for, [&](float beta, const GemmOptions& options) {
+    Sgemm(false, transpose_b, m, n, k, 1.0f, a, k, b, transpose_b ? k : n, beta, y, n, options);
+  });
+}
+
+void FusedMatMulForward(int64_t m, const float* a, const SgemmPackedB& b, const float* bias, const float* residual,
+                        const FusedActivation& activation, float* y, const ParallelForFn& parallel_for) {
+  FusedMatMulWith(m, b.columns(), bias, residual, activation, y, parallel_for,
+                  [&](float beta, const GemmOptions& options) {
+                    Sgemm(false, m, 1.0f, a, b.depth(), b, beta, y, b.columns(), options);
+                  });
 }
 
 absl::Status RegisterCpuFusedMatMulKernels(KernelRegistry& registry) {

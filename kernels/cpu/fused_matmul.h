@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "kernels/cpu/fused_activation.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/kernel.h"
 
 namespace tsr {
@@ -20,6 +21,12 @@ namespace tsr {
 void FusedMatMulForward(int64_t m, int64_t n, int64_t k, const float* a, const float* b, bool transpose_b,
                         const float* bias, const float* residual, const FusedActivation& activation, float* y,
                         const ParallelForFn& parallel_for);
+
+// The same with op(b) packed once (depth k = b.depth(), n = b.columns()): the compiled
+// program's constant weights. Bitwise FusedMatMulForward on the unpacked b, except
+// for m = 1 with transpose_b (see gemm.h).
+void FusedMatMulForward(int64_t m, const float* a, const SgemmPackedB& b, const float* bias, const float* residual,
+                        const FusedActivation& activation, float* y, const ParallelForFn& parallel_for);
 
 // Registers the FusedMatMul f32 cpu kernel.
 absl::Status RegisterCpuFusedMatMulKernels(KernelRegistry& registry);

@@ -467,7 +467,7 @@ void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, con
   Problem shared = pr;
   std::unique_ptr<float, void (*)(void*)> shared_buffer(nullptr, std::free);
   const int64_t n_padded = (n + mk.nr - 1) / mk.nr * mk.nr;
-  if (!split_n && units > 1 && n_padded * k <= kMaxSharedPackFloats) {
+  if (!split_n && units > 1 && pr.packed_b == nullptr && n_padded * k <= kMaxSharedPackFloats) {
     const size_t bytes = (static_cast<size_t>(n_padded * k) * sizeof(float) + 63) / 64 * 64;
     shared_buffer.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
     float* packed = shared_buffer.get();
@@ -499,6 +499,9 @@ struct SgemmPackedAccess {
   static const MicroKernel& Kernel(const SgemmPackedA& a) { return *a.kernel_; }
   static const float* Data(const SgemmPackedA& a) { return a.data_.get(); }
   static int64_t MPadded(const SgemmPackedA& a) { return a.m_padded_; }
+  static const MicroKernel& Kernel(const SgemmPackedB& b) { return *b.kernel_; }
+  static const float* Data(const SgemmPackedB& b) { return b.data_.get(); }
+  static int64_t NPadded(const SgemmPackedB& b) { return b.n_padded_; }
 };
 
 namespace {
@@ -546,6 +549,48 @@ void SgemmPackedA::Pack(bool trans_a, int64_t m, int64_t k, const float* a, int6
   } else {
     pack(0, strips);
   }
+}
+
+void SgemmPackedB::Free::operator()(float* p) const { std::free(p); }
+
+void SgemmPackedB::Pack(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, const GemmOptions& options) {
+  const MicroKernel& mk = SelectMicroKernel(options.isa.value_or(ActiveCpuIsa()));
+  kernel_ = &mk;
+  k_ = std::max<int64_t>(k, 0);
+  n_ = std::max<int64_t>(n, 0);
+  n_padded_ = (n_ + mk.nr - 1) / mk.nr * mk.nr;
+  const int64_t floats = n_padded_ * k_;
+  if (floats > capacity_) {
+    const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
+    data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    capacity_ = floats;
+  }
+  if (floats == 0) return;
+  const Problem pr{false, trans_b, k_, 1.0f, nullptr, 0, b, ldb, 0.0f, nullptr, 0, &options.epilogue};
+  float* data = data_.get();
+  // Strips [s0, s1) of every kc block: the layout RunGemm's shared packing writes.
+  auto pack = [&](int64_t s0, int64_t s1) {
+    const int64_t col0 = s0 * mk.nr, cols = std::min(n_, s1 * mk.nr) - col0;
+    for (int64_t pc = 0; pc < k_; pc += mk.kc) {
+      const int64_t kc = std::min<int64_t>(mk.kc, k_ - pc);
+      PackB(pr, pc, col0, kc, cols, mk.nr, data + pc * n_padded_ + col0 * kc);
+    }
+  };
+  const int64_t strips = n_padded_ / mk.nr;
+  if (options.parallel_for && floats >= kMinPackFloatsToSplit) {
+    options.parallel_for(strips, 2 * mk.nr * k_, pack);
+  } else {
+    pack(0, strips);
+  }
+}
+
+void Sgemm(bool trans_a, int64_t m, float alpha, const float* a, int64_t lda, const SgemmPackedB& b, float beta,
+           float* c, int64_t ldc, const GemmOptions& options) {
+  if (b.empty()) return;
+  Problem pr{trans_a, false, b.depth(), alpha, a, lda, nullptr, 0, beta, c, ldc, &options.epilogue};
+  pr.packed_b = SgemmPackedAccess::Data(b);
+  pr.packed_n_padded = SgemmPackedAccess::NPadded(b);
+  RunGemm(pr, SgemmPackedAccess::Kernel(b), m, b.columns(), options);
 }
 
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,

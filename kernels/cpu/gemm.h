@@ -5,10 +5,11 @@
 // ParallelForFn. Results do not depend on how the work is split across threads:
 // every element of C sees the same sequence of floating-point operations.
 //
-// Two ways to skip Sgemm's own packing of an operand:
+// Three ways to skip Sgemm's own packing of an operand:
 //   - SgemmPackedA: op(A) packed once into the micro-kernel's panels (every kc x mc
 //     block of it), then used by any number of calls and threads (a convolution's
 //     weights for every image of a batch);
+//   - SgemmPackedB: the same for op(B) (a Dense layer's constant weights);
 //   - GemmBPacker: the caller writes blocks of op(B) straight into the packed panel
 //     format (an implicit-GEMM convolution fuses im2col into this packing, with no
 //     column matrix in memory).
@@ -100,6 +101,34 @@ class SgemmPackedA {
   int64_t capacity_ = 0;
 };
 
+// op(B) ([k, n]) packed once for one ISA's micro-kernel, for a B used by many calls (a
+// layer's constant weights): for each kc block of the depth, all of its columns in
+// nr-column strips. Immutable once packed; Pack() may repack (reusing the memory).
+class SgemmPackedB {
+ public:
+  SgemmPackedB() = default;
+  SgemmPackedB(SgemmPackedB&&) = default;
+  SgemmPackedB& operator=(SgemmPackedB&&) = default;
+
+  // As SgemmPackedA::Pack: options.isa picks the micro-kernel, options.parallel_for
+  // splits the packing.
+  void Pack(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, const GemmOptions& options = {});
+
+  int64_t depth() const { return k_; }
+  int64_t columns() const { return n_; }
+  bool empty() const { return kernel_ == nullptr; }
+
+ private:
+  friend struct SgemmPackedAccess;
+  struct Free {
+    void operator()(float* p) const;
+  };
+  const gemm_internal::MicroKernel* kernel_ = nullptr;
+  int64_t k_ = 0, n_ = 0, n_padded_ = 0;
+  std::unique_ptr<float, Free> data_;
+  int64_t capacity_ = 0;
+};
+
 // Writes blocks of op(B) ([k, n]) in the micro-kernel's packed format. Pack is called
 // concurrently from Sgemm's tasks, so it must be safe to call from several threads.
 class GemmBPacker {
@@ -122,6 +151,13 @@ void Sgemm(const SgemmPackedA& a, const GemmBPacker& b, int64_t n, float alpha, 
            const GemmOptions& options = {});
 void Sgemm(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const GemmBPacker& b, float beta, float* c, int64_t ldc, const GemmOptions& options = {});
+
+// C = epilogue(alpha * op(A) * B + beta * C) with B packed (B.depth() x B.columns())
+// and op(A) [m, B.depth()] a strided matrix as for Sgemm. The micro-kernel is the one
+// B was packed for (options.isa is ignored). Bitwise the plain Sgemm on the same
+// matrices, except M = 1 with a transposed B (the plain call's GEMV: gemv_simd.h).
+void Sgemm(bool trans_a, int64_t m, float alpha, const float* a, int64_t lda, const SgemmPackedB& b, float beta,
+           float* c, int64_t ldc, const GemmOptions& options = {});
 
 }  // namespace tsr
 

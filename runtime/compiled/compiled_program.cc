@@ -22,6 +22,8 @@
 #include "kernels/cpu/conv_prepared.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/fused_conv.h"
+#include "kernels/cpu/fused_matmul.h"
+#include "kernels/cpu/gemm.h"
 #include "kernels/kernel.h"
 #include "runtime/native/object_loader.h"
 #include "runtime/native/target_description.h"
@@ -100,6 +102,11 @@ struct CompiledProgram::Step {
   const Tensor* conv_bias = nullptr;      // null without a bias
   const Tensor* conv_residual = nullptr;  // FusedConv's Z; null without one
   Tensor* conv_y = nullptr;
+  // A FusedMatMul whose B is a constant f32 matrix: op(B) packed at load, run with
+  // FusedMatMulForward on it (A and Y through conv_x and conv_y, the bias and Z
+  // through conv_bias and conv_residual, its activation in `activation`).
+  std::unique_ptr<SgemmPackedB> matmul_b;
+  int64_t matmul_rows = 0;
 
   // kFunction: the slots of its arguments (inputs, then outputs).
   void* function = nullptr;
@@ -357,7 +364,41 @@ absl::Status CompiledProgram::PrepareKernelStep(const Executable& e, int s, Step
   if ((es.name == "Conv" || fused) && dtype == DType::kF32 && constant_weights && es.inputs[0] >= 0) {
     TSR_RETURN_IF_ERROR(PrepareConvolution(e, s, step));
   }
+  if (es.name == "FusedMatMul" && dtype == DType::kF32 && constant_weights && es.inputs[0] >= 0) {
+    PrepareMatMul(e, s, step);
+  }
   return absl::OkStatus();
+}
+
+void CompiledProgram::PrepareMatMul(const Executable& e, int s, Step& step) {
+  const ExecutableStep& es = e.steps[s];
+  KernelContext& ctx = *step.context;
+  // Anything the kernel would refuse stays with the kernel, which says what is wrong.
+  absl::StatusOr<FusedActivation> activation = ParseFusedActivation(ctx);
+  if (!activation.ok()) return;
+  const Shape& a = ctx.input(0).shape();
+  const Shape& b = ctx.input(1).shape();
+  const Shape& y = ctx.output(0).shape();
+  const bool transpose_b = ctx.GetInt("transpose_b") == 1;
+  if (a.rank() < 2 || b.rank() != 2 || y.rank() != a.rank()) return;
+  const int64_t k = a.dim(a.rank() - 1), n = b.dim(transpose_b ? 0 : 1);
+  if (b.dim(transpose_b ? 1 : 0) != k || y.dim(y.rank() - 1) != n || n == 0) return;
+  if (ctx.has_input(2) && ctx.input(2).num_elements() != n) return;
+  if (ctx.has_input(3) && ctx.input(3).shape() != y) return;
+  step.activation = *activation;
+  step.matmul_b = std::make_unique<SgemmPackedB>();
+  GemmOptions options;
+  options.parallel_for = ctx.parallel_for();
+  step.matmul_b->Pack(transpose_b, k, n, ctx.input(1).data<float>(), transpose_b ? k : n, options);
+  step.matmul_rows = ctx.output(0).num_elements() / n;
+  const auto slot = [&](size_t i) {
+    return i < es.inputs.size() && es.inputs[i] >= 0 ? &slots_[es.inputs[i]] : nullptr;
+  };
+  step.conv_x = slot(0);
+  step.conv_bias = slot(2);
+  step.conv_residual = slot(3);
+  step.conv_y = &slots_[es.outputs[0]];
+  ++num_prepared_matmuls_;
 }
 
 absl::Status CompiledProgram::PrepareConvolution(const Executable& e, int s, Step& step) {
@@ -527,6 +568,11 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::
     } else if (step.kind == ExecutableStep::Kind::kFunction) {
       for (size_t a = 0; a < step.args.size(); ++a) step.arg_pointers[a] = step.args[a]->raw_data();
       step.trampoline(step.function, step.arg_pointers.data());
+    } else if (step.matmul_b != nullptr) {
+      FusedMatMulForward(step.matmul_rows, step.conv_x->data<float>(), *step.matmul_b,
+                         step.conv_bias != nullptr ? step.conv_bias->data<float>() : nullptr,
+                         step.conv_residual != nullptr ? step.conv_residual->data<float>() : nullptr, step.activation,
+                         step.conv_y->data<float>(), step.context->parallel_for());
     } else if (step.conv != nullptr) {
       const float* bias = step.conv_bias != nullptr ? step.conv_bias->data<float>() : nullptr;
       const int64_t batch = step.conv_x->shape().dim(0);

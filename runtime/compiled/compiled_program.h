@@ -102,6 +102,8 @@ class CompiledProgram {
   int64_t last_run_overlapped_steps() const { return last_run_overlapped_steps_; }
   // How many Conv and FusedConv steps run on weights prepared at load time.
   int num_prepared_convolutions() const { return num_prepared_convolutions_; }
+  // How many FusedMatMul steps run on a constant B packed at load time.
+  int num_prepared_matmuls() const { return num_prepared_matmuls_; }
   int num_threads() const;
 
  private:
@@ -114,6 +116,7 @@ class CompiledProgram {
   absl::Status PrepareKernelStep(const Executable& executable, int s, Step& step);
   absl::Status PrepareFunctionStep(const Executable& executable, int s, Step& step);
   absl::Status PrepareConvolution(const Executable& executable, int s, Step& step);
+  void PrepareMatMul(const Executable& executable, int s, Step& step);
   absl::Status BindFeeds(const std::vector<std::pair<std::string, Tensor>>& feeds);
 
   CompiledProgramOptions options_;
@@ -135,6 +138,7 @@ class CompiledProgram {
   int64_t constant_bytes_ = 0;
   int64_t output_bytes_ = 0;
   int num_prepared_convolutions_ = 0;
+  int num_prepared_matmuls_ = 0;
   // One tensor per executable value, at a fixed address that the steps' contexts point
   // to: arena and constant values wrap their memory for good; input and output values
   // are rebound by each run.

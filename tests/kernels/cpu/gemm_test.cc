@@ -1,8 +1,9 @@
 // Tests of the optimized CPU GEMM (kernels/cpu/gemm.h) against a double-precision
 // triple loop at every ISA level the machine supports, of the cpu MatMul/Gemm
 // kernels against the reference ones, and of thread-count independence. The entry
-// points with a pre-packed A (SgemmPackedA) or a caller-packed B (GemmBPacker) are
-// checked the same way, and bitwise against the plain Sgemm.
+// points with a pre-packed A (SgemmPackedA), a pre-packed B (SgemmPackedB) or a
+// caller-packed B (GemmBPacker) are checked the same way, and bitwise against the
+// plain Sgemm.
 #include "kernels/cpu/gemm.h"
 
 #include <stdlib.h>
@@ -44,6 +45,7 @@ enum class Entry {
   kPackedA,            // SgemmPackedA + strided B
   kPackedAAndBPacker,  // SgemmPackedA + GemmBPacker
   kBPacker,            // strided A + GemmBPacker
+  kPackedB,            // strided A + SgemmPackedB
 };
 
 struct Case {
@@ -90,7 +92,17 @@ void RunEntry(Entry entry, bool trans_a, bool trans_b, int64_t m, int64_t n, int
     ASSERT_EQ(packed.rows(), m);
     ASSERT_EQ(packed.depth(), k);
   }
+  SgemmPackedB packed_b;
+  if (entry == Entry::kPackedB) {
+    const std::vector<float> larger(static_cast<size_t>((n + 40) * (k + 3)), 1.0f);
+    packed_b.Pack(false, k + 3, n + 40, larger.data(), n + 40, GemmOptions{.isa = options.isa});
+    packed_b.Pack(trans_b, k, n, b, ldb, options);
+    ASSERT_EQ(packed_b.depth(), k);
+    ASSERT_EQ(packed_b.columns(), n);
+  }
   switch (entry) {
+    case Entry::kPackedB:
+      return Sgemm(trans_a, m, alpha, a, lda, packed_b, beta, c, ldc, options);
     case Entry::kPlain:
       return Sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, options);
     case Entry::kPackedA:
@@ -197,7 +209,7 @@ TEST(SgemmTest, EveryRowTailOfTheMicroTile) {
   for (CpuIsa isa : SupportedIsas()) {
     uint32_t seed = 500;
     for (int64_t m = 1; m <= 30; ++m) {
-      for (Entry entry : {Entry::kPlain, Entry::kPackedA, Entry::kBPacker}) {
+      for (Entry entry : {Entry::kPlain, Entry::kPackedA, Entry::kBPacker, Entry::kPackedB}) {
         const bool trans_a = m % 2 == 0;
         CheckSgemm({trans_a, false, m, 37, 300, 1.5f, m % 3 == 0 ? 0.0f : 0.5f, 1, entry}, isa, seed++);
       }
@@ -336,7 +348,7 @@ TEST(SgemmTest, ThreadedResultsAreBitwiseEqualToSingleThreaded) {
   }
 }
 
-constexpr Entry kPackedEntries[] = {Entry::kPackedA, Entry::kPackedAAndBPacker, Entry::kBPacker};
+constexpr Entry kPackedEntries[] = {Entry::kPackedA, Entry::kPackedAAndBPacker, Entry::kBPacker, Entry::kPackedB};
 
 TEST(SgemmPackedTest, MatchesTripleLoopAtEveryIsa) {
   const int64_t sizes[] = {1, 3, 17, 33, 64, 100};

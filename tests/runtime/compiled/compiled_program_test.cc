@@ -280,6 +280,43 @@ TEST(CompiledProgramTest, FusedConvWithConstantWeightsIsPreparedAtLoadAndMatches
               1e-5);
 }
 
+// act(A op(W) + b + z) as one FusedMatMul step with constant weights: op(W) packed at
+// load (both layouts of W, a rank-3 A, Relu in the GEMM epilogue and Gelu after it, with
+// and without a residual), against the kernel through RunOp.
+TEST(CompiledProgramTest, FusedMatMulWithConstantWeightsIsPackedAtLoadAndMatchesRunOp) {
+  for (int transpose_b = 0; transpose_b < 2; ++transpose_b) {
+    for (const char* activation : {"Relu", "Gelu"}) {
+      for (bool residual : {false, true}) {
+        SCOPED_TRACE(
+            absl::StrCat("seed ", kSeed, " transpose_b ", transpose_b, " ", activation, " residual ", residual));
+        const Shape w_shape = transpose_b ? Shape{37, 70} : Shape{70, 37};
+        const Tensor x = Random({3, 5, 70}, kSeed), w = Random(w_shape, kSeed + 1), b = Random({37}, kSeed + 2),
+                     z = Random({3, 5, 37}, kSeed + 3);
+        const AttrMap attrs = {{"transpose_b", AttrValue::Int(transpose_b)},
+                               {"activation", AttrValue::String(activation)}};
+        Executable e;
+        e.producer = "compiled_program_test";
+        e.values = {Value("x", Shape{3, 5, 70}, ValueLocation::kInput), Value("w", w_shape, ValueLocation::kConstant),
+                    Value("b", Shape{37}, ValueLocation::kConstant), Value("z", Shape{3, 5, 37}, ValueLocation::kInput),
+                    Value("y", Shape{3, 5, 37}, ValueLocation::kOutput)};
+        e.inputs = {{"x", 0}, {"z", 3}};  // z unread without a residual
+        e.outputs = {{"y", 4}};
+        e.steps = {
+            Kernel("FusedMatMul", residual ? std::vector<int>{0, 1, 2, 3} : std::vector<int>{0, 1, 2}, {4}, attrs)};
+        e.constants = {{1, Bytes(w)}, {2, Bytes(b)}};
+        std::unique_ptr<CompiledProgram> program = Load(e);
+        ASSERT_NE(program, nullptr);
+        EXPECT_EQ(program->num_prepared_matmuls(), 1);
+        const std::vector<Tensor> y = RunOk(*program, {{"x", x}, {"z", z}});
+        ASSERT_EQ(y.size(), 1u);
+        std::vector<std::optional<Tensor>> inputs = {x, w, b};
+        if (residual) inputs.push_back(z);
+        ExpectClose(Op("FusedMatMul", inputs, attrs), y[0], 1e-5);
+      }
+    }
+  }
+}
+
 TEST(CompiledProgramTest, BadFeedsAreRefusedNamingTheInput) {
   const Tensor w = Random({8, 16}, kSeed + 1), b = Random({16}, kSeed + 2);
   std::unique_ptr<CompiledProgram> program = Load(MatMulAddRelu(w, b));
