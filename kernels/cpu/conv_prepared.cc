@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/conv_depthwise.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_im2col.h"
@@ -15,6 +16,7 @@
 #include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/node_window.h"
+#include "kernels/cpu/transpose.h"
 
 namespace tsr {
 
@@ -76,6 +78,44 @@ absl::Status Validate(const ConvGeometry& g) {
   return absl::OkStatus();
 }
 
+// The transposed product (kGemmPixelRows) keeps its column matrix and its output
+// [pixels, out_channels] per thread: small images only.
+constexpr int64_t kMaxPixelRowsPixels = 1024;
+// It must waste this much less of the register tile to be worth the output's transpose.
+constexpr double kPixelRowsMinGain = 1.05;
+
+// Whether C^T = col^T W^T (pixels as the GEMM's rows, output channels as its columns)
+// wastes less of the micro-kernel's mr x nr tile than C = W col: a 7x7 output is 49
+// columns, two 32-wide strips of which a quarter is padding, but 49 rows are three
+// 14-row strips and a 7-row one; output channels are multiples of 32 in most models.
+bool PixelRowsPay(const ConvGeometry& g) {
+  const int64_t pixels = g.window.out_size();
+  if (g.group != 1 || pixels > kMaxPixelRowsPixels) return false;
+  const SgemmTile tile = SgemmTileFor();
+  const auto used = [](int64_t n, int t) { return static_cast<double>(n) / static_cast<double>((n + t - 1) / t * t); };
+  const double channel_rows = used(g.out_channels, tile.mr) * used(pixels, tile.nr);
+  const double pixel_rows = used(pixels, tile.mr) * used(g.out_channels, tile.nr);
+  return pixel_rows > kPixelRowsMinGain * channel_rows;
+}
+
+// The input pixels a 1x1 strided window reads, [channels, w.out...] into dst.
+void SubsampleInput(const Window3d& w, int64_t channels, const float* x, float* dst) {
+  const bool avx2 = ActiveCpuIsa() >= CpuIsa::kAvx2;
+  for (int64_t c = 0; c < channels; ++c) {
+    const float* xc = x + c * w.in_size();
+    for (int64_t od = 0; od < w.out[0]; ++od) {
+      for (int64_t oh = 0; oh < w.out[1]; ++oh, dst += w.out[2]) {
+        const float* src = xc + (od * w.stride[0] * w.in[1] + oh * w.stride[1]) * w.in[2];
+        if (avx2) {
+          StridedCopyAvx2(src, w.stride[2], w.out[2], dst);
+        } else {
+          for (int64_t ow = 0; ow < w.out[2]; ++ow) dst[ow] = src[ow * w.stride[2]];
+        }
+      }
+    }
+  }
+}
+
 // Group g's input of image n.
 const float* GroupInput(const ConvGeometry& geo, const float* x, int64_t n, int64_t g) {
   return x + (n * geo.channels + g * (geo.channels / geo.group)) * geo.window.in_size();
@@ -100,21 +140,7 @@ void RunGemmUnit(const ConvGeometry& geo, const SgemmPackedA& weights, const flo
     // copies instead of im2col's per-line calls, which dominate on short output lines.
     thread_local std::vector<float> subsampled;
     subsampled.resize(static_cast<size_t>(c_per_group * pixels));
-    const bool avx2 = ActiveCpuIsa() >= CpuIsa::kAvx2;
-    float* dst = subsampled.data();
-    for (int64_t c = 0; c < c_per_group; ++c) {
-      const float* xc = xg + c * w.in_size();
-      for (int64_t od = 0; od < w.out[0]; ++od) {
-        for (int64_t oh = 0; oh < w.out[1]; ++oh, dst += w.out[2]) {
-          const float* src = xc + (od * w.stride[0] * w.in[1] + oh * w.stride[1]) * w.in[2];
-          if (avx2) {
-            StridedCopyAvx2(src, w.stride[2], w.out[2], dst);
-          } else {
-            for (int64_t ow = 0; ow < w.out[2]; ++ow) dst[ow] = src[ow * w.stride[2]];
-          }
-        }
-      }
-    }
+    SubsampleInput(w, c_per_group, xg, subsampled.data());
     Sgemm(weights, false, pixels, 1.0f, subsampled.data(), pixels, 0.0f, yg, pixels, options);
   } else {
     Sgemm(weights, Im2ColPacker(w, xg), pixels, 1.0f, 0.0f, yg, pixels, options);
@@ -151,7 +177,10 @@ absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* w
     prepared->algorithm_ = ConvAlgorithm::kDepthwise;
     keep_raw();
   } else if (const int tile = ChooseWinogradTile(w, geometry.channels, geometry.out_channels, geometry.group,
-                                                 /*weights_prepared_once=*/!per_call);
+                                                 // Prepared F(2x2) beats the GEMM on 7x7 outputs, but
+                                                 // not the transposed product (3x3 512@7: 78 vs 94
+                                                 // GFLOP/s at one thread).
+                                                 /*weights_prepared_once=*/!per_call && !PixelRowsPay(geometry));
              tile != 0) {
     prepared->algorithm_ = ConvAlgorithm::kWinograd;
     prepared->winograd_tile_ = tile;
@@ -161,6 +190,12 @@ absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* w
     // per call: the direct loops' plane copies and one-image-per-thread split only cost.)
     prepared->algorithm_ = ConvAlgorithm::kDirect;
     keep_raw();
+  } else if (PixelRowsPay(geometry)) {
+    // The weights [out_channels, rows] as the transposed product's B, W^T.
+    prepared->algorithm_ = ConvAlgorithm::kGemmPixelRows;
+    GemmOptions options;
+    options.parallel_for = parallel_for;
+    prepared->packed_b_.Pack(/*trans_b=*/true, rows, geometry.out_channels, weights, rows, options);
   } else {
     // Each group's weights [m_per_group, rows] packed once for all images.
     prepared->algorithm_ = ConvAlgorithm::kGemm;
@@ -218,6 +253,45 @@ bool ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float
     case ConvAlgorithm::kDirect:
       DirectConv(w, batch, geo.channels, geo.out_channels, geo.group, x, prepared.raw_, bias, y, parallel_for);
       return false;
+    case ConvAlgorithm::kGemmPixelRows: {
+      const int64_t rows = geo.channels * w.taps();
+      const CpuIsa isa = ActiveCpuIsa();
+      // Image n: its column matrix [rows, pixels] (the input itself when pointwise),
+      // T = col^T W^T + bias [pixels, out_channels], then y = T^T plane by plane.
+      const auto run_image = [&](int64_t n, const ParallelForFn& split) {
+        thread_local AlignedFloatBuffer col_buffer, product_buffer;
+        const float* xn = x + n * geo.channels * w.in_size();
+        const float* col = xn;
+        if (!Pointwise(w)) {
+          float* c = col_buffer.Get(rows * pixels);
+          if (StridedPointwise(w)) {
+            SubsampleInput(w, geo.channels, xn, c);
+          } else {
+            Im2Col(w, xn, 0, rows, 0, pixels, c);
+          }
+          col = c;
+        }
+        float* product = product_buffer.Get(pixels * geo.out_channels);
+        GemmOptions options;
+        options.parallel_for = split;
+        options.epilogue.bias = bias;
+        Sgemm(/*trans_a=*/true, pixels, 1.0f, col, pixels, prepared.packed_b_, 0.0f, product, geo.out_channels,
+              options);
+        float* yn = y + n * geo.out_channels * pixels;
+        RunParallelFor(split, geo.out_channels, 2 * pixels, [&](int64_t m0, int64_t m1) {
+          TransposeBlock(sizeof(float), isa, product + m0, geo.out_channels, yn + m0 * pixels, pixels, m1 - m0, pixels);
+          if (epilogue != nullptr) (*epilogue)(n * geo.out_channels + m0, n * geo.out_channels + m1, 0, pixels);
+        });
+      };
+      if (batch >= 2 && parallel_for) {
+        RunParallelFor(parallel_for, batch, 2 * pixels * rows * geo.out_channels, [&](int64_t begin, int64_t end) {
+          for (int64_t n = begin; n < end; ++n) run_image(n, nullptr);
+        });
+      } else {
+        for (int64_t n = 0; n < batch; ++n) run_image(n, parallel_for);
+      }
+      return epilogue != nullptr;
+    }
     case ConvAlgorithm::kGemm: {
       const int64_t units = batch * geo.group;
       const int64_t m_per_group = geo.out_channels / geo.group;

@@ -38,12 +38,13 @@ struct ConvGeometry {
 };
 
 enum class ConvAlgorithm {
-  kEmpty,      // no output elements
-  kBiasOnly,   // no input channels or taps: the output is the bias
-  kDepthwise,  // conv_depthwise.h
-  kWinograd,   // conv_winograd.h
-  kDirect,     // conv_direct.h
-  kGemm,       // per (image, group) GEMM: pointwise, strided pointwise or implicit im2col
+  kEmpty,          // no output elements
+  kBiasOnly,       // no input channels or taps: the output is the bias
+  kDepthwise,      // conv_depthwise.h
+  kWinograd,       // conv_winograd.h
+  kDirect,         // conv_direct.h
+  kGemm,           // per (image, group) GEMM: pointwise, strided pointwise or implicit im2col
+  kGemmPixelRows,  // per image, the transposed product: pixels x output channels (small images)
 };
 
 // Applied to elements [offset, offset + length) of each output plane in [plane_begin,
@@ -71,6 +72,8 @@ class PreparedConvWeights {
   int winograd_tile_ = 0;
   // kGemm: one per group; kWinograd: one per xi.
   std::vector<SgemmPackedA> packed_;
+  // kGemmPixelRows: the weights transposed, [rows, out_channels], as the product's B.
+  SgemmPackedB packed_b_;
   // kDepthwise and kDirect consume the weights as given: either a copy (owned_) or
   // the caller's array (borrowed); raw_ points at whichever.
   std::vector<float> owned_;

@@ -551,6 +551,11 @@ void SgemmPackedA::Pack(bool trans_a, int64_t m, int64_t k, const float* a, int6
   }
 }
 
+SgemmTile SgemmTileFor(std::optional<CpuIsa> isa) {
+  const MicroKernel& mk = SelectMicroKernel(isa.value_or(ActiveCpuIsa()));
+  return {mk.mr, mk.nr};
+}
+
 void SgemmPackedB::Free::operator()(float* p) const { std::free(p); }
 
 void SgemmPackedB::Pack(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, const GemmOptions& options) {

@@ -62,6 +62,13 @@ struct GemmOptions {
   GemmEpilogue epilogue;
 };
 
+// The register tile of the micro-kernel Sgemm runs at `isa` (unset: ActiveCpuIsa()):
+// C is computed in mr x nr blocks, so shapes that are multiples of them waste nothing.
+struct SgemmTile {
+  int mr, nr;
+};
+SgemmTile SgemmTileFor(std::optional<CpuIsa> isa = std::nullopt);
+
 // op(A) is [m, k], op(B) is [k, n], C is [m, n]; lda/ldb/ldc are the row strides of
 // A, B, C as stored (A is [k, lda-strided m] when trans_a). beta == 0 never reads C
 // (NaNs there do not propagate). m, n or k may be 0.

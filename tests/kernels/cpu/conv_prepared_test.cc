@@ -153,8 +153,16 @@ TEST_P(ConvPreparedTest, EachAlgorithm) {
   EXPECT_EQ(Check({.x = {1, 17, 17, 13}, .m = 19, .kernel = {1, 1}, .strides = {2, 3}}, 6), ConvAlgorithm::kGemm);
   EXPECT_EQ(Check({.x = {1, 3, 23, 21}, .m = 8, .kernel = {7, 7}, .strides = {2, 2}, .pads = {3, 2, 3, 4}}, 7),
             ConvAlgorithm::kGemm);
-  EXPECT_EQ(Check({.x = {1, 40, 9, 9}, .m = 160, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}, 8),
+  EXPECT_EQ(Check({.x = {1, 40, 70, 70}, .m = 160, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}, 8),
             ConvAlgorithm::kGemm);  // several row blocks
+  // Small outputs: pixels as the GEMM's rows, output channels as its columns, then
+  // transposed -- implicit im2col, pointwise (the input itself), strided pointwise,
+  // one image (the product split) or several (the images split).
+  EXPECT_EQ(Check({.x = {1, 40, 9, 9}, .m = 160, .kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}}, 14),
+            ConvAlgorithm::kGemmPixelRows);
+  EXPECT_EQ(Check({.x = {2, 64, 7, 7}, .m = 64, .kernel = {1, 1}}, 15), ConvAlgorithm::kGemmPixelRows);
+  EXPECT_EQ(Check({.x = {3, 32, 13, 13}, .m = 96, .kernel = {1, 1}, .strides = {2, 2}, .bias = false}, 16),
+            ConvAlgorithm::kGemmPixelRows);
   EXPECT_EQ(Check({.x = {2, 0, 5, 5}, .m = 3, .kernel = {3, 3}}, 9), ConvAlgorithm::kBiasOnly);
   EXPECT_EQ(Check({.x = {2, 3, 5, 5}, .m = 0, .kernel = {3, 3}}, 10), ConvAlgorithm::kEmpty);
   EXPECT_EQ(Check({.x = {0, 4, 5, 5}, .m = 4, .kernel = {3, 3}, .bias = false}, 11),
