@@ -461,11 +461,27 @@ void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, con
   const int64_t units = (extent + unit - 1) / unit;
   // Split over M, every task would pack the whole of B (for an implicit-GEMM
   // convolution: run the whole im2col); pack it once instead, split over the threads,
-  // into a buffer all tasks read. The packed values are the same either way. (Split
-  // over N, each task packs all of A, but that costs only m * k copies against
-  // 2 * m * n * k / tasks flops: not worth another parallel_for round trip.)
+  // into a buffer all tasks read. Split over N, the same for A: its m * k copies run
+  // at a float or two a cycle against the micro-kernel's 32 flops, so a task packing
+  // all of A spends a fifth of its time there (GPT-2's 128 x 768 activations against a
+  // 768 x 2304 weight in 32 tasks). The packed values are the same either way.
   Problem shared = pr;
   std::unique_ptr<float, void (*)(void*)> shared_buffer(nullptr, std::free);
+  const int64_t m_padded = (m + mk.mr - 1) / mk.mr * mk.mr;
+  if (split_n && units > 1 && pr.packed_a == nullptr && m_padded * k <= kMaxSharedPackFloats) {
+    const size_t bytes = (static_cast<size_t>(m_padded * k) * sizeof(float) + 63) / 64 * 64;
+    shared_buffer.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
+    float* packed = shared_buffer.get();
+    options.parallel_for(m_padded / mk.mr, 2 * mk.mr * k, [&](int64_t s0, int64_t s1) {
+      const int64_t row0 = s0 * mk.mr, rows = std::min(m, s1 * mk.mr) - row0;
+      for (int64_t pc = 0; pc < k; pc += mk.kc) {
+        const int64_t kc = std::min<int64_t>(mk.kc, k - pc);
+        PackA(pr, mk, row0, pc, rows, kc, packed + pc * m_padded + row0 * kc);
+      }
+    });
+    shared.packed_a = packed;
+    shared.packed_m_padded = m_padded;
+  }
   const int64_t n_padded = (n + mk.nr - 1) / mk.nr * mk.nr;
   if (!split_n && units > 1 && pr.packed_b == nullptr && n_padded * k <= kMaxSharedPackFloats) {
     const size_t bytes = (static_cast<size_t>(n_padded * k) * sizeof(float) + 63) / 64 * 64;
