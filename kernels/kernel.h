@@ -53,6 +53,16 @@ class KernelContext : public AttrReader {
 
   int num_outputs() const { return static_cast<int>(outputs_.size()); }
   Tensor& output(int i) { return *outputs_[i]; }
+  // Whether anything reads output i after the kernel (a later op, the caller). A kernel
+  // may skip computing an output nobody reads (MaxPool's Indices at inference), leaving
+  // its contents unspecified; the runtime says so when it knows (default: all needed).
+  bool output_needed(int i) const {
+    return i >= 0 && i < num_outputs() && (static_cast<size_t>(i) >= unneeded_.size() || !unneeded_[i]);
+  }
+  void set_output_needed(int i, bool needed) {
+    if (static_cast<size_t>(i) >= unneeded_.size()) unneeded_.resize(static_cast<size_t>(i) + 1, false);
+    unneeded_[i] = !needed;
+  }
 
   // Splits work over the runtime's threads (inline when none were given).
   void ParallelFor(int64_t n, int64_t cost_per_item, const std::function<void(int64_t, int64_t)>& fn) const;
@@ -83,6 +93,7 @@ class KernelContext : public AttrReader {
   std::string node_name_;
   std::vector<const Tensor*> inputs_;
   std::vector<Tensor*> outputs_;
+  std::vector<bool> unneeded_;
   ParallelForFn parallel_for_;
   uint64_t seed_ = 0;
   uint64_t step_ = 0;

@@ -21,6 +21,13 @@ absl::StatusOr<std::vector<Tensor>> RunOp(absl::string_view op, const std::vecto
   }
   const std::string node_name = absl::StrCat(op);
   TSR_ASSIGN_OR_RETURN(std::vector<TensorType> out_types, InferOutputTypes(*def, node_name, attrs, types, values));
+  if (options.outputs.has_value()) {
+    if (*options.outputs < 1 || static_cast<size_t>(*options.outputs) > out_types.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("RunOp: ", op, " has ", out_types.size(), " outputs; ", *options.outputs, " were asked for"));
+    }
+    out_types.resize(static_cast<size_t>(*options.outputs));
+  }
   std::vector<Tensor> outputs;
   outputs.reserve(out_types.size());
   for (const TensorType& t : out_types) {

@@ -25,6 +25,9 @@ struct RunOpOptions {
   ParallelForFn parallel_for;  // null: single-threaded
   uint64_t seed = 0;
   uint64_t step = 0;
+  // Only the op's first `outputs` outputs exist (as in a graph whose node leaves its
+  // optional trailing outputs out: MaxPool without Indices); unset: all of them.
+  std::optional<int> outputs;
 };
 
 // `inputs[i]` == std::nullopt is an absent optional input.

@@ -96,8 +96,9 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
   const bool column_major = ctx.GetInt("storage_order") == 1;
   const float* x_data = x.data<float>();
   float* y_data = ctx.output(0).data<float>();
-  // Indices when the node has that output; else a scratch row for the vector loop.
-  int64_t* indices = ctx.num_outputs() > 1 ? ctx.output(1).data<int64_t>() : nullptr;
+  // Indices when the node has that output and something reads it; else a scratch row
+  // for the vector loop.
+  int64_t* indices = ctx.num_outputs() > 1 && ctx.output_needed(1) ? ctx.output(1).data<int64_t>() : nullptr;
   if (planes == 0 || out_size == 0) return absl::OkStatus();
   const bool vector_rows = UseAvx2Rows(w);
   int64_t interior_begin, interior_end;
@@ -165,6 +166,18 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
     }
   };
 
+  // 2x2, stride 2, unpadded, no indices wanted (inference): whole planes, two row loads
+  // per eight outputs.
+  if (indices == nullptr && vector_rows && w.kernel[1] == 2 && w.kernel[2] == 2 && w.stride[1] == 2 &&
+      w.stride[2] == 2 && w.dilation[1] == 1 && w.dilation[2] == 1 && w.pad_begin[1] == 0 && w.pad_begin[2] == 0 &&
+      w.pad_end[1] == 0 && w.pad_end[2] == 0) {
+    ctx.ParallelFor(planes, PlaneCost(w), [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        MaxPool2x2PlaneAvx2(x_data + p * in_size, w.in[2], w.out[1], w.out[2], y_data + p * out_size);
+      }
+    });
+    return absl::OkStatus();
+  }
   ctx.ParallelFor(planes, PlaneCost(w), [&](int64_t begin, int64_t end) {
     std::vector<int64_t> scratch_indices(indices == nullptr ? static_cast<size_t>(interior_n) : 0);
     for (int64_t p = begin; p < end; ++p) {

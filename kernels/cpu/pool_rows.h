@@ -27,6 +27,12 @@ struct PoolRowSpan {
 void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_base, int64_t ih_mul,
                     int64_t iw_mul);
 
+// The whole 2x2, stride 2, unpadded max pool of one plane x [in_h, in_w] into y
+// [out_h, out_w] (out_h <= in_h / 2, out_w <= in_w / 2), without indices: the first
+// maximum in row-major tap order, as MaxPoolRowAvx2, eight outputs per step from two
+// row loads each (LeNet's pools: too narrow for the row loop's interior).
+void MaxPool2x2PlaneAvx2(const float* x, int64_t in_w, int64_t out_h, int64_t out_w, float* y);
+
 // y[j] = (sum of the taps in row-major order) / divisor.
 void AveragePoolRowAvx2(const PoolRowSpan& s, float divisor, float* y);
 

@@ -60,6 +60,52 @@ void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t in
   }
 }
 
+namespace {
+
+// The first `count` (clamped to [0, 8]) lanes set: for masked loads and stores.
+inline __m256i FirstLanes(int64_t count) {
+  const int64_t clamped = count < 0 ? 0 : (count > 8 ? 8 : count);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(clamped)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Even and odd elements of row[0, 16), reading only row[0, n).
+inline void EvenOdd(const float* row, int64_t n, __m256& even, __m256& odd) {
+  const __m256 a = n >= 8 ? _mm256_loadu_ps(row) : _mm256_maskload_ps(row, FirstLanes(n));
+  const __m256 b = n >= 16 ? _mm256_loadu_ps(row + 8) : _mm256_maskload_ps(row + 8, FirstLanes(n - 8));
+  even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
+                                                _MM_SHUFFLE(3, 1, 2, 0)));
+  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))),
+                                               _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+// best, replaced by v where v is strictly greater (a NaN never replaces, nor is replaced).
+inline __m256 KeepFirstMax(__m256 best, __m256 v) {
+  return _mm256_blendv_ps(best, v, _mm256_cmp_ps(v, best, _CMP_GT_OQ));
+}
+
+}  // namespace
+
+void MaxPool2x2PlaneAvx2(const float* x, int64_t in_w, int64_t out_h, int64_t out_w, float* y) {
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    const float* top = x + 2 * oh * in_w;
+    const float* bottom = top + in_w;
+    float* out = y + oh * out_w;
+    for (int64_t ow = 0; ow < out_w; ow += 8) {
+      // Columns 2 * ow .. 2 * ow + 15, of which the row has in_w - 2 * ow left.
+      const int64_t left = in_w - 2 * ow;
+      __m256 top_even, top_odd, bottom_even, bottom_odd;
+      EvenOdd(top + 2 * ow, left, top_even, top_odd);
+      EvenOdd(bottom + 2 * ow, left, bottom_even, bottom_odd);
+      const __m256 best = KeepFirstMax(KeepFirstMax(KeepFirstMax(top_even, top_odd), bottom_even), bottom_odd);
+      if (out_w - ow >= 8) {
+        _mm256_storeu_ps(out + ow, best);
+      } else {
+        _mm256_maskstore_ps(out + ow, FirstLanes(out_w - ow), best);
+      }
+    }
+  }
+}
+
 void AveragePoolRowAvx2(const PoolRowSpan& s, float divisor, float* y) {
   const __m256i lane_offsets =
       _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(s.stride_w)));

@@ -256,6 +256,27 @@ absl::Status CompiledProgram::PrepareSteps(const Executable& e) {
     step.issue_all_reduce = options_.overlap_collectives && es.kind == ExecutableStep::Kind::kKernel &&
                             step.op == "AllReduce" && step.context != nullptr;
   }
+  // Outputs no step reads and the caller never sees (MaxPool's Indices in an inference
+  // graph): their kernels may skip them.
+  std::vector<bool> read(e.values.size(), false);
+  for (const ExecutableStep& es : e.steps) {
+    for (int v : es.inputs) {
+      if (v >= 0) read[v] = true;
+    }
+  }
+  for (size_t v = 0; v < e.values.size(); ++v) {
+    if (e.values[v].location == ValueLocation::kOutput || e.values[v].location == ValueLocation::kVariable) {
+      read[v] = true;
+    }
+  }
+  for (int v : output_values_) read[v] = true;
+  for (size_t s = 0; s < e.steps.size(); ++s) {
+    if (steps_[s].context == nullptr) continue;
+    for (size_t i = 0; i < e.steps[s].outputs.size(); ++i) {
+      const int v = e.steps[s].outputs[i];
+      if (v >= 0 && !read[v]) steps_[s].context->set_output_needed(static_cast<int>(i), false);
+    }
+  }
   return absl::OkStatus();
 }
 

@@ -24,8 +24,10 @@ namespace {
 
 using testing::CpuIsaTest;
 using testing::ExpectCpuMatchesReference;
+using testing::ExpectSameTensor;
 using testing::PoolCase;
 using testing::RandomF32;
+using testing::ThreadedParallelFor;
 
 // Values on a coarse grid make ties, which test that the first maximum wins.
 Tensor Input(const std::vector<int64_t>& dims, uint32_t seed, bool coarse) {
@@ -126,6 +128,39 @@ TEST_P(PoolKernelTest, MaxPoolNaN) {
     ExpectCpuMatchesReference(
         "MaxPool", {x}, {{"kernel_shape", AttrValue::Ints({2, 2})}, {"strides", AttrValue::Ints({stride, stride})}},
         0.0);
+  }
+}
+
+// MaxPool 2x2 / 2 without its Indices output (inference graphs): whole planes in the
+// vector loop, against the reference, bitwise -- odd sizes (the last column or row is
+// dropped), rows shorter and longer than one 16-column step, NaNs first and later.
+TEST_P(PoolKernelTest, MaxPool2x2WithoutIndices) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  uint32_t seed = 80;
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{
+           {64, 6, 24, 24}, {1, 3, 8, 8}, {2, 2, 7, 9}, {1, 2, 2, 2}, {1, 1, 5, 33}, {1, 4, 3, 40}, {1, 1, 2, 5}}) {
+    std::mt19937 rng(seed++);
+    Tensor x = RandomF32(rng, Shape(dims));
+    if (seed % 2 == 0) {
+      for (int64_t i = 0; i < x.num_elements(); i += 5) x.flat<float>()[i] = nan;
+    }
+    const AttrMap attrs = {{"kernel_shape", AttrValue::Ints({2, 2})}, {"strides", AttrValue::Ints({2, 2})}};
+    RunOpOptions reference;
+    reference.device = kReferenceDevice;
+    reference.outputs = 1;
+    absl::StatusOr<std::vector<Tensor>> want = RunOp("MaxPool", {x}, attrs, reference);
+    ASSERT_TRUE(want.ok()) << want.status();
+    for (int threads : {1, 3}) {
+      RunOpOptions cpu = reference;
+      cpu.device = kCpuDevice;
+      cpu.fall_back_to_reference = false;
+      if (threads > 1) cpu.parallel_for = ThreadedParallelFor(threads);
+      absl::StatusOr<std::vector<Tensor>> got = RunOp("MaxPool", {x}, attrs, cpu);
+      ASSERT_TRUE(got.ok()) << got.status();
+      ASSERT_EQ(got->size(), 1u);
+      ExpectSameTensor((*got)[0], (*want)[0], 0.0,
+                       absl::StrCat(Shape(dims).ToString(), " threads=", threads, " isa=", CpuIsaName(ActiveCpuIsa())));
+    }
   }
 }
 

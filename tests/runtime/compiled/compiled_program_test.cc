@@ -317,6 +317,43 @@ TEST(CompiledProgramTest, FusedMatMulWithConstantWeightsIsPackedAtLoadAndMatches
   }
 }
 
+// MaxPool's Indices: computed when the program returns them, skipped (and MaxPool's
+// values still right) when nothing reads them.
+TEST(CompiledProgramTest, OutputsNobodyReadsAreNotNeeded) {
+  const Tensor x = Random({2, 3, 8, 9}, kSeed);
+  const AttrMap attrs = {{"kernel_shape", AttrValue::Ints({2, 2})}, {"strides", AttrValue::Ints({2, 2})}};
+  RunOpOptions options;
+  options.device = kCpuDevice;
+  absl::StatusOr<std::vector<Tensor>> want = RunOp("MaxPool", {x}, attrs, options);
+  ASSERT_TRUE(want.ok()) << want.status();
+  for (bool return_indices : {false, true}) {
+    SCOPED_TRACE(absl::StrCat("return_indices ", return_indices));
+    Executable e;
+    e.producer = "compiled_program_test";
+    e.values = {Value("x", Shape{2, 3, 8, 9}, ValueLocation::kInput),
+                Value("y", Shape{2, 3, 4, 4}, ValueLocation::kOutput),
+                return_indices ? Value("i", Shape{2, 3, 4, 4}, ValueLocation::kOutput)
+                               : Value("i", Shape{2, 3, 4, 4}, ValueLocation::kArena, 0)};
+    e.values[2].dtype = DType::kI64;
+    e.arena_bytes = return_indices ? 0 : 2 * 3 * 4 * 4 * 8;
+    e.inputs = {{"x", 0}};
+    e.outputs = {{"y", 1}};
+    if (return_indices) e.outputs.push_back({"i", 2});
+    e.steps = {Kernel("MaxPool", {0}, {1, 2}, attrs)};
+    std::unique_ptr<CompiledProgram> program = Load(e);
+    ASSERT_NE(program, nullptr);
+    const std::vector<Tensor> y = RunOk(*program, {{"x", x}});
+    ASSERT_EQ(y.size(), return_indices ? 2u : 1u);
+    ExpectClose((*want)[0], y[0], 0.0);
+    if (return_indices) {
+      ASSERT_EQ(y[1].dtype(), DType::kI64);
+      for (int64_t j = 0; j < y[1].num_elements(); ++j) {
+        ASSERT_EQ(y[1].flat<int64_t>()[j], (*want)[1].flat<int64_t>()[j]) << "index " << j;
+      }
+    }
+  }
+}
+
 TEST(CompiledProgramTest, BadFeedsAreRefusedNamingTheInput) {
   const Tensor w = Random({8, 16}, kSeed + 1), b = Random({16}, kSeed + 2);
   std::unique_ptr<CompiledProgram> program = Load(MatMulAddRelu(w, b));
