@@ -197,6 +197,14 @@ absl::Status Executor::RunNode(RunState& state, int id) {
   ctx.set_parallel_for(device_.thread_pool().AsParallelForFn());
   ctx.set_rng_key(options_.seed, state.step);
   ctx.set_collective_groups(options_.collective_groups);
+  // An output no later node reads and no fetch asks for (MaxPool's Indices at
+  // inference) need not be computed -- unless it becomes a Variable's value.
+  const std::vector<int>& variable_updates = node.op_def()->variable_updates;
+  for (int i = 0; i < static_cast<int>(types.size()); ++i) {
+    if (state.uses[base + i].load() == 0 && i >= static_cast<int>(variable_updates.size())) {
+      ctx.set_output_needed(i, false);
+    }
+  }
   TSR_RETURN_IF_ERROR(NameNode(node, (**kernel)(ctx)));
   // Optimizer ops: the outputs become the Variables' values. They now belong to the
   // store, so nothing later in this run may overwrite them in place.

@@ -39,6 +39,8 @@ absl::Status Rendezvous(KernelContext& ctx) {
 }
 
 std::atomic<int> kernel_calls{0};
+// What the last test MaxPool kernel was told of its Indices output.
+std::atomic<int> indices_needed{-1};
 
 class ExecutorTest : public testing::Test {
  protected:
@@ -65,6 +67,12 @@ class ExecutorTest : public testing::Test {
       for (int64_t i = 0; i < a.num_elements(); ++i) {
         ctx.output(0).data<float>()[i] = a.data<float>()[i] + b.data<float>()[i];
       }
+      return absl::OkStatus();
+    });
+    reg("MaxPool", [](KernelContext& ctx) {  // records whether Indices is needed; Y = X's first elements
+      indices_needed = ctx.output_needed(1) ? 1 : 0;
+      std::copy_n(ctx.input(0).data<float>(), ctx.output(0).num_elements(), ctx.output(0).data<float>());
+      if (ctx.output_needed(1)) std::fill_n(ctx.output(1).data<int64_t>(), ctx.output(1).num_elements(), 7);
       return absl::OkStatus();
     });
     device_ = *CpuDevice::Create({.name = "reference", .num_threads = 3, .registry = &registry_});
@@ -117,6 +125,26 @@ TEST_F(ExecutorTest, ComputesAHandBuiltGraph) {
   absl::StatusOr<std::vector<Tensor>> bad = exec.Run(req);
   EXPECT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'sum'"), std::string::npos) << bad.status();
+}
+
+// An output nothing reads and nothing fetches is not needed (the kernel may skip it);
+// read by a node or fetched, it is.
+TEST_F(ExecutorTest, OutputsNobodyReadsAreNotNeeded) {
+  TensorRef x = Placeholder("x", Shape({1, 1, 4, 4}));
+  TensorRef pool =
+      Add("pool", "MaxPool", {x}, {{"kernel_shape", AttrValue::Ints({2, 2})}, {"strides", AttrValue::Ints({2, 2})}});
+  TensorRef relu = Add("relu", "Relu", {pool});
+  Executor exec = MakeExecutor();
+  Executor::RunRequest req;
+  req.feeds[x.node] = Tensor::FromVector<float>(Shape({1, 1, 4, 4}), std::vector<float>(16, 1.0f));
+  req.fetches = {relu};
+  ASSERT_TRUE(exec.Run(req).ok());
+  EXPECT_EQ(indices_needed.load(), 0);
+  req.fetches = {relu, TensorRef{pool.node, 1}};
+  absl::StatusOr<std::vector<Tensor>> res = exec.Run(req);
+  ASSERT_TRUE(res.ok()) << res.status();
+  EXPECT_EQ(indices_needed.load(), 1);
+  EXPECT_EQ((*res)[1].flat<int64_t>()[0], 7);
 }
 
 TEST_F(ExecutorTest, IndependentOpsRunConcurrently) {
