@@ -3,6 +3,7 @@
 // padded-plane kernel used for strides 1 and 2.
 #include <immintrin.h>
 
+#include "kernels/cpu/avx2_lanes.h"
 #include "kernels/cpu/conv_depthwise_row.h"
 
 namespace tsr {
@@ -88,25 +89,6 @@ namespace tsr {
 
 namespace {
 
-// The first `count` (may be < 0 or > 8) lanes as all-ones, the rest zero: for
-// masked loads (which read nothing, and give zero, in the other lanes) and stores.
-inline __m256i LaneMask(int64_t count) {
-  const int64_t clamped = count < 0 ? 0 : (count > 8 ? 8 : count);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(clamped)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-// Even and odd elements of x[0, 16), reading only x[0, n).
-inline void Deinterleave16(const float* x, int64_t n, __m256& even, __m256& odd) {
-  const __m256 a = n >= 8 ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, LaneMask(n));
-  const __m256 b = n >= 16 ? _mm256_loadu_ps(x + 8) : _mm256_maskload_ps(x + 8, LaneMask(n - 8));
-  // Per 128-bit lane: a0 a2 b0 b2 (even) and a1 a3 b1 b3 (odd); then the 64-bit
-  // pairs reordered into x order.
-  even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
-                                                _MM_SHUFFLE(3, 1, 2, 0)));
-  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))),
-                                               _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
 // Row r of the padded copy: input row r - pad_top, shifted right by pad_left, zeros
 // around it; with stride 2 deinterleaved into even and odd padded columns. Vector
 // loads and stores only (whole input rows in blocks of 8 or 16, the last one masked,
@@ -126,7 +108,7 @@ void FillPaddedRows(const DepthwisePaddedPlane& p) {
       float* out = dst + p.pad_left;
       int64_t i = 0;
       for (; i + 8 <= p.in_w; i += 8) _mm256_storeu_ps(out + i, _mm256_loadu_ps(src + i));
-      if (i < p.in_w) _mm256_storeu_ps(out + i, _mm256_maskload_ps(src + i, LaneMask(p.in_w - i)));
+      if (i < p.in_w) _mm256_storeu_ps(out + i, _mm256_maskload_ps(src + i, FirstLanes(p.in_w - i)));
       continue;
     }
     // Padded column 2j + e is input column 2j + e - pad_left: with pad_left even the
@@ -136,7 +118,7 @@ void FillPaddedRows(const DepthwisePaddedPlane& p) {
     float* odd_dst = dst + (p.pad_left % 2 == 0 ? p.half + p.pad_left / 2 : (p.pad_left + 1) / 2);
     for (int64_t i = 0; 2 * i < p.in_w; i += 8) {
       __m256 even, odd;
-      Deinterleave16(src + 2 * i, p.in_w - 2 * i, even, odd);
+      DeinterleaveEvenOdd(src + 2 * i, p.in_w - 2 * i, even, odd);
       _mm256_storeu_ps(even_dst + i, even);
       _mm256_storeu_ps(odd_dst + i, odd);
     }
@@ -149,7 +131,7 @@ inline void StorePartial(float* y, __m256 v, int64_t count) {
     _mm256_storeu_ps(y, v);
     return;
   }
-  _mm256_maskstore_ps(y, LaneMask(count), v);
+  _mm256_maskstore_ps(y, FirstLanes(count), v);
 }
 
 // Outputs [ow, ow + 8 * kVecs) of output rows [oh, oh + kRows): kRows * kVecs

@@ -392,6 +392,32 @@ constexpr int64_t kMinPackFloatsToSplit = 1 << 16;
 // Split over M, B is packed once for all tasks up to this many floats (16 MiB).
 constexpr int64_t kMaxSharedPackFloats = int64_t{1} << 22;
 
+// All of op(A)'s m rows packed at dst in the pre-packed layout (each kc block: m_padded
+// rows in mr-row strips), split by strips over parallel_for (null: inline). The layout
+// does not depend on the split.
+void PackAllOfA(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t m_padded, float* dst,
+                const ParallelForFn& parallel_for) {
+  RunParallelFor(parallel_for, m_padded / mk.mr, 2 * mk.mr * pr.k, [&](int64_t s0, int64_t s1) {
+    const int64_t row0 = s0 * mk.mr, rows = std::min(m, s1 * mk.mr) - row0;
+    for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
+      const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
+      PackA(pr, mk, row0, pc, rows, kc, dst + pc * m_padded + row0 * kc);
+    }
+  });
+}
+
+// The same for op(B)'s n columns: each kc block n_padded columns in nr-column strips.
+void PackAllOfB(const Problem& pr, const MicroKernel& mk, int64_t n, int64_t n_padded, float* dst,
+                const ParallelForFn& parallel_for) {
+  RunParallelFor(parallel_for, n_padded / mk.nr, 2 * mk.nr * pr.k, [&](int64_t s0, int64_t s1) {
+    const int64_t col0 = s0 * mk.nr, cols = std::min(n, s1 * mk.nr) - col0;
+    for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
+      const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
+      PackB(pr, pc, col0, kc, cols, mk.nr, dst + pc * n_padded + col0 * kc);
+    }
+  });
+}
+
 // Columns per task of the M = 1 product: a multiple of every GEMV block.
 constexpr int64_t kGemvColumnsPerUnit = 64;
 
@@ -472,13 +498,7 @@ void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, con
     const size_t bytes = (static_cast<size_t>(m_padded * k) * sizeof(float) + 63) / 64 * 64;
     shared_buffer.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
     float* packed = shared_buffer.get();
-    options.parallel_for(m_padded / mk.mr, 2 * mk.mr * k, [&](int64_t s0, int64_t s1) {
-      const int64_t row0 = s0 * mk.mr, rows = std::min(m, s1 * mk.mr) - row0;
-      for (int64_t pc = 0; pc < k; pc += mk.kc) {
-        const int64_t kc = std::min<int64_t>(mk.kc, k - pc);
-        PackA(pr, mk, row0, pc, rows, kc, packed + pc * m_padded + row0 * kc);
-      }
-    });
+    PackAllOfA(pr, mk, m, m_padded, packed, options.parallel_for);
     shared.packed_a = packed;
     shared.packed_m_padded = m_padded;
   }
@@ -487,13 +507,7 @@ void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, con
     const size_t bytes = (static_cast<size_t>(n_padded * k) * sizeof(float) + 63) / 64 * 64;
     shared_buffer.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
     float* packed = shared_buffer.get();
-    options.parallel_for(n_padded / mk.nr, 2 * mk.nr * k, [&](int64_t s0, int64_t s1) {
-      const int64_t col0 = s0 * mk.nr, cols = std::min(n, s1 * mk.nr) - col0;
-      for (int64_t pc = 0; pc < k; pc += mk.kc) {
-        const int64_t kc = std::min<int64_t>(mk.kc, k - pc);
-        PackB(pr, pc, col0, kc, cols, mk.nr, packed + pc * n_padded + col0 * kc);
-      }
-    });
+    PackAllOfB(pr, mk, n, n_padded, packed, options.parallel_for);
     shared.packed_b = packed;
     shared.packed_n_padded = n_padded;
   }
@@ -512,12 +526,10 @@ void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, con
 
 // Gives the driver the packed A's representation.
 struct SgemmPackedAccess {
-  static const MicroKernel& Kernel(const SgemmPackedA& a) { return *a.kernel_; }
-  static const float* Data(const SgemmPackedA& a) { return a.data_.get(); }
-  static int64_t MPadded(const SgemmPackedA& a) { return a.m_padded_; }
-  static const MicroKernel& Kernel(const SgemmPackedB& b) { return *b.kernel_; }
-  static const float* Data(const SgemmPackedB& b) { return b.data_.get(); }
-  static int64_t NPadded(const SgemmPackedB& b) { return b.n_padded_; }
+  static const MicroKernel& Kernel(const gemm_internal::PackedOperand& x) { return *x.kernel_; }
+  static const float* Data(const gemm_internal::PackedOperand& x) { return x.data_.get(); }
+  // Rows of a packed A, columns of a packed B, padded to the tile.
+  static int64_t Padded(const gemm_internal::PackedOperand& x) { return x.padded_; }
 };
 
 namespace {
@@ -527,44 +539,39 @@ Problem MakeProblem(const SgemmPackedA& a, bool trans_b, float alpha, const floa
                     int64_t ldc, const GemmOptions& options, const GemmBPacker* b_packer) {
   Problem pr{false, trans_b, a.depth(), alpha, nullptr, 0, b, ldb, beta, c, ldc, &options.epilogue};
   pr.packed_a = SgemmPackedAccess::Data(a);
-  pr.packed_m_padded = SgemmPackedAccess::MPadded(a);
+  pr.packed_m_padded = SgemmPackedAccess::Padded(a);
   pr.b_packer = b_packer;
   return pr;
 }
 
 }  // namespace
 
-void SgemmPackedA::Free::operator()(float* p) const { std::free(p); }
+namespace gemm_internal {
 
-void SgemmPackedA::Pack(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, const GemmOptions& options) {
-  const MicroKernel& mk = SelectMicroKernel(options.isa.value_or(ActiveCpuIsa()));
-  kernel_ = &mk;
-  m_ = std::max<int64_t>(m, 0);
+void PackedOperand::Free::operator()(float* p) const { std::free(p); }
+
+float* PackedOperand::Reset(const MicroKernel& kernel, int64_t extent, int64_t k, int tile) {
+  kernel_ = &kernel;
+  extent_ = std::max<int64_t>(extent, 0);
   k_ = std::max<int64_t>(k, 0);
-  m_padded_ = (m_ + mk.mr - 1) / mk.mr * mk.mr;
-  const int64_t floats = m_padded_ * k_;
+  padded_ = (extent_ + tile - 1) / tile * tile;
+  const int64_t floats = padded_ * k_;
   if (floats > capacity_) {
     const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
     data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
     capacity_ = floats;
   }
-  if (floats == 0) return;
+  return floats == 0 ? nullptr : data_.get();
+}
+
+}  // namespace gemm_internal
+
+void SgemmPackedA::Pack(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, const GemmOptions& options) {
+  const MicroKernel& mk = SelectMicroKernel(options.isa.value_or(ActiveCpuIsa()));
+  float* data = Reset(mk, m, k, mk.mr);
+  if (data == nullptr) return;
   const Problem pr{trans_a, false, k_, 1.0f, a, lda, nullptr, 0, 0.0f, nullptr, 0, &options.epilogue};
-  float* data = data_.get();
-  // Strips [s0, s1) of every kc block: the same layout whatever the split.
-  auto pack = [&](int64_t s0, int64_t s1) {
-    const int64_t row0 = s0 * mk.mr, rows = std::min(m_, s1 * mk.mr) - row0;
-    for (int64_t pc = 0; pc < k_; pc += mk.kc) {
-      const int64_t kc = std::min<int64_t>(mk.kc, k_ - pc);
-      PackA(pr, mk, row0, pc, rows, kc, data + pc * m_padded_ + row0 * kc);
-    }
-  };
-  const int64_t strips = m_padded_ / mk.mr;
-  if (options.parallel_for && floats >= kMinPackFloatsToSplit) {
-    options.parallel_for(strips, 2 * mk.mr * k_, pack);
-  } else {
-    pack(0, strips);
-  }
+  PackAllOfA(pr, mk, extent_, padded_, data, padded_ * k_ >= kMinPackFloatsToSplit ? options.parallel_for : nullptr);
 }
 
 SgemmTile SgemmTileFor(std::optional<CpuIsa> isa) {
@@ -572,37 +579,12 @@ SgemmTile SgemmTileFor(std::optional<CpuIsa> isa) {
   return {mk.mr, mk.nr};
 }
 
-void SgemmPackedB::Free::operator()(float* p) const { std::free(p); }
-
 void SgemmPackedB::Pack(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, const GemmOptions& options) {
   const MicroKernel& mk = SelectMicroKernel(options.isa.value_or(ActiveCpuIsa()));
-  kernel_ = &mk;
-  k_ = std::max<int64_t>(k, 0);
-  n_ = std::max<int64_t>(n, 0);
-  n_padded_ = (n_ + mk.nr - 1) / mk.nr * mk.nr;
-  const int64_t floats = n_padded_ * k_;
-  if (floats > capacity_) {
-    const size_t bytes = (static_cast<size_t>(floats) * sizeof(float) + 63) / 64 * 64;
-    data_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-    capacity_ = floats;
-  }
-  if (floats == 0) return;
+  float* data = Reset(mk, n, k, mk.nr);
+  if (data == nullptr) return;
   const Problem pr{false, trans_b, k_, 1.0f, nullptr, 0, b, ldb, 0.0f, nullptr, 0, &options.epilogue};
-  float* data = data_.get();
-  // Strips [s0, s1) of every kc block: the layout RunGemm's shared packing writes.
-  auto pack = [&](int64_t s0, int64_t s1) {
-    const int64_t col0 = s0 * mk.nr, cols = std::min(n_, s1 * mk.nr) - col0;
-    for (int64_t pc = 0; pc < k_; pc += mk.kc) {
-      const int64_t kc = std::min<int64_t>(mk.kc, k_ - pc);
-      PackB(pr, pc, col0, kc, cols, mk.nr, data + pc * n_padded_ + col0 * kc);
-    }
-  };
-  const int64_t strips = n_padded_ / mk.nr;
-  if (options.parallel_for && floats >= kMinPackFloatsToSplit) {
-    options.parallel_for(strips, 2 * mk.nr * k_, pack);
-  } else {
-    pack(0, strips);
-  }
+  PackAllOfB(pr, mk, extent_, padded_, data, padded_ * k_ >= kMinPackFloatsToSplit ? options.parallel_for : nullptr);
 }
 
 void Sgemm(bool trans_a, int64_t m, float alpha, const float* a, int64_t lda, const SgemmPackedB& b, float beta,
@@ -610,7 +592,7 @@ void Sgemm(bool trans_a, int64_t m, float alpha, const float* a, int64_t lda, co
   if (b.empty()) return;
   Problem pr{trans_a, false, b.depth(), alpha, a, lda, nullptr, 0, beta, c, ldc, &options.epilogue};
   pr.packed_b = SgemmPackedAccess::Data(b);
-  pr.packed_n_padded = SgemmPackedAccess::NPadded(b);
+  pr.packed_n_padded = SgemmPackedAccess::Padded(b);
   RunGemm(pr, SgemmPackedAccess::Kernel(b), m, b.columns(), options);
 }
 

@@ -75,65 +75,62 @@ SgemmTile SgemmTileFor(std::optional<CpuIsa> isa = std::nullopt);
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const GemmOptions& options = {});
 
+struct SgemmPackedAccess;
 namespace gemm_internal {
 struct MicroKernel;
 }
+
+namespace gemm_internal {
+// What SgemmPackedA and SgemmPackedB share: one operand packed for one ISA's micro-
+// kernel, `extent` rows (A) or columns (B) padded to its tile, `depth` deep, in memory
+// that a repack reuses when it is large enough.
+class PackedOperand {
+ public:
+  PackedOperand() = default;
+  PackedOperand(PackedOperand&&) = default;
+  PackedOperand& operator=(PackedOperand&&) = default;
+
+  int64_t depth() const { return k_; }
+  bool empty() const { return kernel_ == nullptr; }
+
+ protected:
+  friend struct ::tsr::SgemmPackedAccess;
+  // Takes the identity and grows the memory to the padded operand; returns it (null
+  // when empty). extent and k below 0 count as 0.
+  float* Reset(const MicroKernel& kernel, int64_t extent, int64_t k, int tile);
+
+  struct Free {
+    void operator()(float* p) const;
+  };
+  const MicroKernel* kernel_ = nullptr;
+  int64_t extent_ = 0, k_ = 0, padded_ = 0;
+  std::unique_ptr<float, Free> data_;
+  int64_t capacity_ = 0;
+};
+}  // namespace gemm_internal
 
 // op(A) ([m, k]) packed for one ISA's micro-kernel: for each kc block of the depth, all
 // of its rows in mr-row strips. Immutable once packed, so any number of threads may
 // use it at once. Pack() may be called again to repack (reusing the memory when it
 // is large enough); not while a Sgemm uses it.
-class SgemmPackedA {
+class SgemmPackedA : public gemm_internal::PackedOperand {
  public:
-  SgemmPackedA() = default;
-  SgemmPackedA(SgemmPackedA&&) = default;
-  SgemmPackedA& operator=(SgemmPackedA&&) = default;
-
   // options.isa picks the micro-kernel (as for Sgemm); options.parallel_for, when
   // set, splits the packing; the epilogue is ignored.
   void Pack(bool trans_a, int64_t m, int64_t k, const float* a, int64_t lda, const GemmOptions& options = {});
 
-  int64_t rows() const { return m_; }
-  int64_t depth() const { return k_; }
-  bool empty() const { return kernel_ == nullptr; }
-
- private:
-  friend struct SgemmPackedAccess;
-  struct Free {
-    void operator()(float* p) const;
-  };
-  const gemm_internal::MicroKernel* kernel_ = nullptr;
-  int64_t m_ = 0, k_ = 0, m_padded_ = 0;
-  std::unique_ptr<float, Free> data_;
-  int64_t capacity_ = 0;
+  int64_t rows() const { return extent_; }
 };
 
 // op(B) ([k, n]) packed once for one ISA's micro-kernel, for a B used by many calls (a
 // layer's constant weights): for each kc block of the depth, all of its columns in
 // nr-column strips. Immutable once packed; Pack() may repack (reusing the memory).
-class SgemmPackedB {
+class SgemmPackedB : public gemm_internal::PackedOperand {
  public:
-  SgemmPackedB() = default;
-  SgemmPackedB(SgemmPackedB&&) = default;
-  SgemmPackedB& operator=(SgemmPackedB&&) = default;
-
-  // As SgemmPackedA::Pack: options.isa picks the micro-kernel, options.parallel_for
-  // splits the packing.
+  // As SgemmPackedA::Pack.
   void Pack(bool trans_b, int64_t k, int64_t n, const float* b, int64_t ldb, const GemmOptions& options = {});
 
-  int64_t depth() const { return k_; }
-  int64_t columns() const { return n_; }
-  bool empty() const { return kernel_ == nullptr; }
-
- private:
-  friend struct SgemmPackedAccess;
-  struct Free {
-    void operator()(float* p) const;
-  };
-  const gemm_internal::MicroKernel* kernel_ = nullptr;
-  int64_t k_ = 0, n_ = 0, n_padded_ = 0;
-  std::unique_ptr<float, Free> data_;
-  int64_t capacity_ = 0;
+  int64_t columns() const { return extent_; }
 };
 
 // Writes blocks of op(B) ([k, n]) in the micro-kernel's packed format. Pack is called

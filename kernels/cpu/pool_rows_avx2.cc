@@ -2,6 +2,7 @@
 // when ActiveCpuIsa() allows it). Strided columns are gathered.
 #include <immintrin.h>
 
+#include "kernels/cpu/avx2_lanes.h"
 #include "kernels/cpu/pool_rows.h"
 
 namespace tsr {
@@ -62,22 +63,6 @@ void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t in
 
 namespace {
 
-// The first `count` (clamped to [0, 8]) lanes set: for masked loads and stores.
-inline __m256i FirstLanes(int64_t count) {
-  const int64_t clamped = count < 0 ? 0 : (count > 8 ? 8 : count);
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(clamped)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-// Even and odd elements of row[0, 16), reading only row[0, n).
-inline void EvenOdd(const float* row, int64_t n, __m256& even, __m256& odd) {
-  const __m256 a = n >= 8 ? _mm256_loadu_ps(row) : _mm256_maskload_ps(row, FirstLanes(n));
-  const __m256 b = n >= 16 ? _mm256_loadu_ps(row + 8) : _mm256_maskload_ps(row + 8, FirstLanes(n - 8));
-  even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
-                                                _MM_SHUFFLE(3, 1, 2, 0)));
-  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))),
-                                               _MM_SHUFFLE(3, 1, 2, 0)));
-}
-
 // best, replaced by v where v is strictly greater (a NaN never replaces, nor is replaced).
 inline __m256 KeepFirstMax(__m256 best, __m256 v) {
   return _mm256_blendv_ps(best, v, _mm256_cmp_ps(v, best, _CMP_GT_OQ));
@@ -94,8 +79,8 @@ void MaxPool2x2PlaneAvx2(const float* x, int64_t in_w, int64_t out_h, int64_t ou
       // Columns 2 * ow .. 2 * ow + 15, of which the row has in_w - 2 * ow left.
       const int64_t left = in_w - 2 * ow;
       __m256 top_even, top_odd, bottom_even, bottom_odd;
-      EvenOdd(top + 2 * ow, left, top_even, top_odd);
-      EvenOdd(bottom + 2 * ow, left, bottom_even, bottom_odd);
+      DeinterleaveEvenOdd(top + 2 * ow, left, top_even, top_odd);
+      DeinterleaveEvenOdd(bottom + 2 * ow, left, bottom_even, bottom_odd);
       const __m256 best = KeepFirstMax(KeepFirstMax(KeepFirstMax(top_even, top_odd), bottom_even), bottom_odd);
       if (out_w - ow >= 8) {
         _mm256_storeu_ps(out + ow, best);

@@ -1,0 +1,37 @@
+// AVX2 lane helpers shared by the per-ISA kernels (conv_depthwise_avx2.cc,
+// pool_rows_avx2.cc). Included ONLY by files compiled with -mavx2: everything here has
+// internal linkage (anonymous namespace), so no copy built with other flags can be
+// shared across ISAs (see gemm_microkernel_simd.h).
+#ifndef TESSERA_KERNELS_CPU_AVX2_LANES_H_
+#define TESSERA_KERNELS_CPU_AVX2_LANES_H_
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace tsr {
+namespace {
+
+// The first `count` (may be < 0 or > 8) lanes as all-ones, the rest zero: for masked
+// loads (which read nothing, and give zero, in the other lanes) and stores.
+inline __m256i FirstLanes(int64_t count) {
+  const int64_t clamped = count < 0 ? 0 : (count > 8 ? 8 : count);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(clamped)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// Even and odd elements of x[0, 16), reading only x[0, n).
+inline void DeinterleaveEvenOdd(const float* x, int64_t n, __m256& even, __m256& odd) {
+  const __m256 a = n >= 8 ? _mm256_loadu_ps(x) : _mm256_maskload_ps(x, FirstLanes(n));
+  const __m256 b = n >= 16 ? _mm256_loadu_ps(x + 8) : _mm256_maskload_ps(x + 8, FirstLanes(n - 8));
+  // Per 128-bit lane: a0 a2 b0 b2 (even) and a1 a3 b1 b3 (odd); then the 64-bit
+  // pairs reordered into x order.
+  even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0))),
+                                                _MM_SHUFFLE(3, 1, 2, 0)));
+  odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1))),
+                                               _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+}  // namespace
+}  // namespace tsr
+
+#endif  // TESSERA_KERNELS_CPU_AVX2_LANES_H_
