@@ -96,8 +96,7 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
   const bool column_major = ctx.GetInt("storage_order") == 1;
   const float* x_data = x.data<float>();
   float* y_data = ctx.output(0).data<float>();
-  // Indices when the node has that output and something reads it; else a scratch row
-  // for the vector loop.
+  // Indices when the node has that output and something reads it.
   int64_t* indices = ctx.num_outputs() > 1 && ctx.output_needed(1) ? ctx.output(1).data<int64_t>() : nullptr;
   if (planes == 0 || out_size == 0) return absl::OkStatus();
   const bool vector_rows = UseAvx2Rows(w);
@@ -179,7 +178,6 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
     return absl::OkStatus();
   }
   ctx.ParallelFor(planes, PlaneCost(w), [&](int64_t begin, int64_t end) {
-    std::vector<int64_t> scratch_indices(indices == nullptr ? static_cast<size_t>(interior_n) : 0);
     for (int64_t p = begin; p < end; ++p) {
       const float* xp = x_data + p * in_size;
       int64_t o = p * out_size;
@@ -191,7 +189,7 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
           const bool full_rows = kh_hi - kh_lo == w.kernel[1];
           for (int64_t ow = 0; ow < w.out[2]; ++ow) {
             if (vector && ow == interior_begin) {
-              int64_t* row_indices = indices != nullptr ? indices + o + ow : scratch_indices.data();
+              int64_t* row_indices = indices != nullptr ? indices + o + ow : nullptr;
               // Column-major spatial offsets (storage_order=1) are iw * H + ih here (D is 1).
               MaxPoolRowAvx2(RowSpan(w, xp, oh, kh_lo, kh_hi, ow, interior_n), y_data + o + ow, row_indices,
                              p * in_size, column_major ? 1 : w.in[2], column_major ? w.in[1] : 1);

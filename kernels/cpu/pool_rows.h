@@ -23,7 +23,7 @@ struct PoolRowSpan {
 
 // y[j] = max over the taps (the first maximum in row-major tap order; a NaN first tap
 // stays); indices[j] = index_base + ih * ih_mul + iw * iw_mul of that tap, where every
-// ih * ih_mul + iw * iw_mul must fit in int32.
+// ih * ih_mul + iw * iw_mul must fit in int32 -- or, with indices null, none.
 void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_base, int64_t ih_mul,
                     int64_t iw_mul);
 

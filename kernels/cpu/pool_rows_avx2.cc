@@ -1,5 +1,6 @@
 // AVX2 inner loops of the 2-D pooling kernels (compiled with -mavx2 -mfma; called only
-// when ActiveCpuIsa() allows it). Strided columns are gathered.
+// when ActiveCpuIsa() allows it). Stride-2 columns are split from pairs of loads,
+// other strides gathered.
 #include <immintrin.h>
 
 #include "kernels/cpu/avx2_lanes.h"
@@ -9,16 +10,21 @@ namespace tsr {
 
 namespace {
 
-// Eight inputs at columns iw, iw + stride, ..., of one row.
-inline __m256 LoadColumns(const float* row, int64_t iw, int64_t stride, __m256i lane_offsets) {
+// Eight inputs at columns iw, iw + stride, ..., of one row (in_w long): stride 2 as
+// the even half of two loads (reading nothing past the row), others gathered.
+inline __m256 LoadColumns(const float* row, int64_t iw, int64_t in_w, int64_t stride, __m256i lane_offsets) {
   if (stride == 1) return _mm256_loadu_ps(row + iw);
+  if (stride == 2) {
+    __m256 even, odd;
+    DeinterleaveEvenOdd(row + iw, in_w - iw, even, odd);
+    return even;
+  }
   return _mm256_i32gather_ps(row + iw, lane_offsets, 4);
 }
 
-}  // namespace
-
-void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_base, int64_t ih_mul,
-                    int64_t iw_mul) {
+// MaxPoolRowAvx2, with or without the indices.
+template <bool kIndices>
+void MaxPoolRow(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_base, int64_t ih_mul, int64_t iw_mul) {
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i lane_offsets = _mm256_mullo_epi32(lanes, _mm256_set1_epi32(static_cast<int>(s.stride_w)));
   const __m256i index_steps = _mm256_mullo_epi32(lanes, _mm256_set1_epi32(static_cast<int>(s.stride_w * iw_mul)));
@@ -35,9 +41,11 @@ void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t in
       const float* row = s.x + ih * s.in_w;
       for (int64_t k = 0; k < s.kw_count; ++k) {
         const int64_t iw = iw0 + k * s.dilation_w;
-        const __m256 v = LoadColumns(row, iw, s.stride_w, lane_offsets);
-        const __m256i index =
-            _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(ih * ih_mul + iw * iw_mul)), index_steps);
+        const __m256 v = LoadColumns(row, iw, s.in_w, s.stride_w, lane_offsets);
+        __m256i index = _mm256_setzero_si256();
+        if constexpr (kIndices) {
+          index = _mm256_add_epi32(_mm256_set1_epi32(static_cast<int>(ih * ih_mul + iw * iw_mul)), index_steps);
+        }
         if (first) {
           best = v;
           best_index = index;
@@ -48,17 +56,29 @@ void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t in
         // NaN first tap is kept -- the reference's `v > best`.
         const __m256 greater = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
         best = _mm256_blendv_ps(best, v, greater);
-        best_index =
-            _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(best_index), _mm256_castsi256_ps(index), greater));
+        if constexpr (kIndices) {
+          best_index = _mm256_castps_si256(
+              _mm256_blendv_ps(_mm256_castsi256_ps(best_index), _mm256_castsi256_ps(index), greater));
+        }
       }
     }
     _mm256_storeu_ps(y + j, best);
-    const __m256i base = _mm256_set1_epi64x(index_base);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices + j),
-                        _mm256_add_epi64(base, _mm256_cvtepi32_epi64(_mm256_castsi256_si128(best_index))));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices + j + 4),
-                        _mm256_add_epi64(base, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(best_index, 1))));
+    if constexpr (kIndices) {
+      const __m256i base = _mm256_set1_epi64x(index_base);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices + j),
+                          _mm256_add_epi64(base, _mm256_cvtepi32_epi64(_mm256_castsi256_si128(best_index))));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(indices + j + 4),
+                          _mm256_add_epi64(base, _mm256_cvtepi32_epi64(_mm256_extracti128_si256(best_index, 1))));
+    }
   }
+}
+
+}  // namespace
+
+void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_base, int64_t ih_mul,
+                    int64_t iw_mul) {
+  if (indices == nullptr) return MaxPoolRow<false>(s, y, nullptr, 0, 0, 0);
+  MaxPoolRow<true>(s, y, indices, index_base, ih_mul, iw_mul);
 }
 
 namespace {
@@ -104,7 +124,7 @@ void AveragePoolRowAvx2(const PoolRowSpan& s, float divisor, float* y) {
     for (int64_t i = 0; i < s.kh_count; ++i) {
       const float* row = s.x + (s.ih_first + i * s.dilation_h) * s.in_w;
       for (int64_t k = 0; k < s.kw_count; ++k) {
-        sum = _mm256_add_ps(sum, LoadColumns(row, iw0 + k * s.dilation_w, s.stride_w, lane_offsets));
+        sum = _mm256_add_ps(sum, LoadColumns(row, iw0 + k * s.dilation_w, s.in_w, s.stride_w, lane_offsets));
       }
     }
     _mm256_storeu_ps(y + j, _mm256_div_ps(sum, vdivisor));
