@@ -33,7 +33,8 @@ struct Avx512Vec {
   static T Set1(float x) { return _mm512_set1_ps(x); }
   static T Mul(T x, T y) { return _mm512_mul_ps(x, y); }
   static T Add(T x, T y) { return _mm512_add_ps(x, y); }
-  static T Max(T x, T y) { return _mm512_max_ps(x, y); }
+  // (Masked: GCC 12 warns that the unmasked form's undefined pass-through is uninitialized.)
+  static T Max(T x, T y) { return _mm512_mask_max_ps(x, static_cast<__mmask16>(0xFFFF), x, y); }
   static T Fma(T x, T y, T z) { return _mm512_fmadd_ps(x, y, z); }
 };
 
