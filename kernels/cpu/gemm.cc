@@ -52,6 +52,20 @@ void KernelScalar(int64_t kc, const float* a, const float* b, float* c, int64_t 
   }
 }
 
+// The epilogue's elementwise part on one row, portably (EpilogueRowFn; the per-ISA
+// ones in gemm_epilogue_simd.h give the same bits).
+void EpilogueRowScalar(float* c, int64_t n, const float* bias, const float* row_bias, bool relu,
+                       const float* residual) {
+  for (int64_t j = 0; j < n; ++j) {
+    float x = c[j];
+    if (bias != nullptr) x += bias[j];
+    if (row_bias != nullptr) x += *row_bias;
+    if (relu) x = x > 0.0f ? x : 0.0f;
+    if (residual != nullptr) x += residual[j];
+    c[j] = x;
+  }
+}
+
 }  // namespace
 
 const MicroKernel& ScalarMicroKernel() {
@@ -64,7 +78,7 @@ const MicroKernel& ScalarMicroKernel() {
                                        /*pack_a_strip=*/nullptr,
                                        /*fn_pack_b=*/nullptr,
                                        /*gemv=*/nullptr,
-                                       /*epilogue_row=*/nullptr};
+                                       EpilogueRowScalar};
   return kKernel;
 }
 
@@ -227,17 +241,8 @@ const float* BBlock(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int
   return buffer;
 }
 
-float Activate(GemmActivation activation, float x) {
-  switch (activation) {
-    case GemmActivation::kRelu:
-      return x > 0.0f ? x : 0.0f;
-    case GemmActivation::kGelu:
-      return 0.5f * x * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2)));
-    case GemmActivation::kNone:
-      break;
-  }
-  return x;
-}
+// Exact GELU: 0.5 * x * (1 + erf(x / sqrt(2))).
+float Gelu(float x) { return 0.5f * x * (1.0f + std::erf(x * static_cast<float>(M_SQRT1_2))); }
 
 void ApplyEpilogue(const Problem& pr, const MicroKernel& mk, int64_t row0, int64_t rows, int64_t col0, int64_t cols) {
   const GemmEpilogue& ep = *pr.epilogue;
@@ -245,27 +250,12 @@ void ApplyEpilogue(const Problem& pr, const MicroKernel& mk, int64_t row0, int64
   for (int64_t i = row0; i < row0 + rows; ++i) {
     float* c = pr.c + i * pr.ldc;
     const float* r = ep.residual != nullptr ? ep.residual + i * ep.ldr : nullptr;
-    if (mk.epilogue_row != nullptr) {
-      // The adds (and ReLU) vectorized; GELU and the residual after it stay here.
-      mk.epilogue_row(c + col0, cols, ep.bias != nullptr ? ep.bias + col0 : nullptr,
-                      ep.row_bias != nullptr ? ep.row_bias + i : nullptr, ep.activation == GemmActivation::kRelu,
-                      r != nullptr && !gelu ? r + col0 : nullptr);
-      if (!gelu) continue;
-    } else {
-      if (ep.bias != nullptr) {
-        for (int64_t j = col0; j < col0 + cols; ++j) c[j] += ep.bias[j];
-      }
-      if (ep.row_bias != nullptr) {
-        const float b = ep.row_bias[i];
-        for (int64_t j = col0; j < col0 + cols; ++j) c[j] += b;
-      }
-      if (ep.activation == GemmActivation::kRelu) {
-        for (int64_t j = col0; j < col0 + cols; ++j) c[j] = Activate(ep.activation, c[j]);
-      }
-    }
-    if (gelu) {
-      for (int64_t j = col0; j < col0 + cols; ++j) c[j] = Activate(ep.activation, c[j]);
-    }
+    // The adds and ReLU per ISA; GELU, and the residual after it, here.
+    mk.epilogue_row(c + col0, cols, ep.bias != nullptr ? ep.bias + col0 : nullptr,
+                    ep.row_bias != nullptr ? ep.row_bias + i : nullptr, ep.activation == GemmActivation::kRelu,
+                    r != nullptr && !gelu ? r + col0 : nullptr);
+    if (!gelu) continue;
+    for (int64_t j = col0; j < col0 + cols; ++j) c[j] = Gelu(c[j]);
     if (r != nullptr) {
       for (int64_t j = col0; j < col0 + cols; ++j) c[j] += r[j];
     }
@@ -446,11 +436,7 @@ void RunGemv(const Problem& pr, const MicroKernel& mk, int64_t n, const GemmOpti
     if (!pr.epilogue->empty()) ApplyEpilogue(pr, mk, 0, 1, j0, j1 - j0);
   };
   const int64_t units = (n + kGemvColumnsPerUnit - 1) / kGemvColumnsPerUnit;
-  if (!options.parallel_for || units == 1) {
-    columns(0, n);
-    return;
-  }
-  options.parallel_for(units, 2 * kGemvColumnsPerUnit * k, [&](int64_t begin, int64_t end) {
+  RunParallelFor(options.parallel_for, units, 2 * kGemvColumnsPerUnit * k, [&](int64_t begin, int64_t end) {
     columns(begin * kGemvColumnsPerUnit, std::min(n, end * kGemvColumnsPerUnit));
   });
 }
@@ -492,21 +478,16 @@ void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, con
   // all of A spends a fifth of its time there (GPT-2's 128 x 768 activations against a
   // 768 x 2304 weight in 32 tasks). The packed values are the same either way.
   Problem shared = pr;
-  std::unique_ptr<float, void (*)(void*)> shared_buffer(nullptr, std::free);
+  AlignedFloatBuffer shared_buffer;
   const int64_t m_padded = (m + mk.mr - 1) / mk.mr * mk.mr;
+  const int64_t n_padded = (n + mk.nr - 1) / mk.nr * mk.nr;
   if (split_n && units > 1 && pr.packed_a == nullptr && m_padded * k <= kMaxSharedPackFloats) {
-    const size_t bytes = (static_cast<size_t>(m_padded * k) * sizeof(float) + 63) / 64 * 64;
-    shared_buffer.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-    float* packed = shared_buffer.get();
+    float* packed = shared_buffer.Get(m_padded * k);
     PackAllOfA(pr, mk, m, m_padded, packed, options.parallel_for);
     shared.packed_a = packed;
     shared.packed_m_padded = m_padded;
-  }
-  const int64_t n_padded = (n + mk.nr - 1) / mk.nr * mk.nr;
-  if (!split_n && units > 1 && pr.packed_b == nullptr && n_padded * k <= kMaxSharedPackFloats) {
-    const size_t bytes = (static_cast<size_t>(n_padded * k) * sizeof(float) + 63) / 64 * 64;
-    shared_buffer.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
-    float* packed = shared_buffer.get();
+  } else if (!split_n && units > 1 && pr.packed_b == nullptr && n_padded * k <= kMaxSharedPackFloats) {
+    float* packed = shared_buffer.Get(n_padded * k);
     PackAllOfB(pr, mk, n, n_padded, packed, options.parallel_for);
     shared.packed_b = packed;
     shared.packed_n_padded = n_padded;

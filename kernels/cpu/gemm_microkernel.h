@@ -40,7 +40,7 @@ using GemvFn = void (*)(int64_t k, int64_t kc, const float* a, const float* b, i
 
 // The epilogue's elementwise part on one row of C (gemm_epilogue_simd.h):
 // c[j] = relu?(c[j] + bias[j] + *row_bias) + residual[j] for j < n, each term only
-// when its pointer is set; bitwise the driver's portable loop.
+// when its pointer is set; bitwise the same at every ISA.
 using EpilogueRowFn = void (*)(float* c, int64_t n, const float* bias, const float* row_bias, bool relu,
                                const float* residual);
 
@@ -51,7 +51,7 @@ struct MicroKernel {
   PackAStripFn pack_a_strip;     // or null
   MicroKernelPackBFn fn_pack_b;  // or null: B is packed in a separate pass
   GemvFn gemv;                   // or null: M = 1 runs the blocked path
-  EpilogueRowFn epilogue_row;    // or null: the driver's portable loop
+  EpilogueRowFn epilogue_row;
 };
 
 // Defined in gemm_avx512.cc / gemm_avx2.cc / gemm.cc.
