@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/dtype.h"
+#include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -40,39 +41,45 @@ std::optional<GemmActivation> EpilogueActivation(const FusedActivation& activati
 }
 
 absl::Status FusedMatMulKernel(KernelContext& ctx) {
-  absl::StatusOr<FusedActivation> activation = ParseFusedActivation(ctx);
-  if (!activation.ok()) return ctx.Error(activation.status().message());
-  const Tensor& a = ctx.input(0);
-  const Tensor& b = ctx.input(1);
-  Tensor& y = ctx.output(0);
-  const bool transpose_b = ctx.GetInt("transpose_b") == 1;
-  if (a.shape().rank() < 2 || b.shape().rank() != 2) {
-    return ctx.Error(
-        absl::StrCat("A ", a.shape().ToString(), " must have rank >= 2 and B ", b.shape().ToString(), " rank 2"));
-  }
-  const int64_t k = a.shape().dim(a.shape().rank() - 1);
-  const int64_t n = b.shape().dim(transpose_b ? 0 : 1);
-  if (b.shape().dim(transpose_b ? 1 : 0) != k || y.shape().rank() != a.shape().rank() ||
-      y.shape().dim(y.shape().rank() - 1) != n) {
-    return ctx.Error(absl::StrCat("A ", a.shape().ToString(), ", B ", b.shape().ToString(),
-                                  " (transpose_b=", transpose_b, ") and Y ", y.shape().ToString(), " do not agree"));
-  }
-  if (ctx.has_input(2) && ctx.input(2).num_elements() != n) {
-    return ctx.Error(
-        absl::StrCat("input 2 ('bias') has shape ", ctx.input(2).shape().ToString(), " but [", n, "] is required"));
-  }
-  if (ctx.has_input(3) && ctx.input(3).shape() != y.shape()) {
-    return ctx.Error(absl::StrCat("input 3 ('Z') has shape ", ctx.input(3).shape().ToString(),
-                                  " but must have the output's shape ", y.shape().ToString()));
-  }
-  const int64_t m = n == 0 ? 0 : y.num_elements() / n;
-  FusedMatMulForward(
-      m, n, k, a.data<float>(), b.data<float>(), transpose_b, ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
-      ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr, *activation, y.data<float>(), ctx.parallel_for());
+  TSR_ASSIGN_OR_RETURN(const FusedMatMulShape shape, NodeFusedMatMulShape(ctx));
+  FusedMatMulForward(shape.m, shape.n, shape.k, ctx.input(0).data<float>(), ctx.input(1).data<float>(),
+                     shape.transpose_b, ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
+                     ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr, shape.activation,
+                     ctx.output(0).data<float>(), ctx.parallel_for());
   return absl::OkStatus();
 }
 
 }  // namespace
+
+absl::StatusOr<FusedMatMulShape> NodeFusedMatMulShape(KernelContext& ctx) {
+  FusedMatMulShape shape;
+  absl::StatusOr<FusedActivation> activation = ParseFusedActivation(ctx);
+  if (!activation.ok()) return ctx.Error(activation.status().message());
+  shape.activation = *activation;
+  const Shape& a = ctx.input(0).shape();
+  const Shape& b = ctx.input(1).shape();
+  const Shape& y = ctx.output(0).shape();
+  shape.transpose_b = ctx.GetInt("transpose_b") == 1;
+  if (a.rank() < 2 || b.rank() != 2) {
+    return ctx.Error(absl::StrCat("A ", a.ToString(), " must have rank >= 2 and B ", b.ToString(), " rank 2"));
+  }
+  shape.k = a.dim(a.rank() - 1);
+  shape.n = b.dim(shape.transpose_b ? 0 : 1);
+  if (b.dim(shape.transpose_b ? 1 : 0) != shape.k || y.rank() != a.rank() || y.dim(y.rank() - 1) != shape.n) {
+    return ctx.Error(absl::StrCat("A ", a.ToString(), ", B ", b.ToString(), " (transpose_b=", shape.transpose_b,
+                                  ") and Y ", y.ToString(), " do not agree"));
+  }
+  if (ctx.has_input(2) && ctx.input(2).num_elements() != shape.n) {
+    return ctx.Error(absl::StrCat("input 2 ('bias') has shape ", ctx.input(2).shape().ToString(), " but [", shape.n,
+                                  "] is required"));
+  }
+  if (ctx.has_input(3) && ctx.input(3).shape() != y) {
+    return ctx.Error(absl::StrCat("input 3 ('Z') has shape ", ctx.input(3).shape().ToString(),
+                                  " but must have the output's shape ", y.ToString()));
+  }
+  shape.m = shape.n == 0 ? 0 : y.num_elements() / shape.n;
+  return shape;
+}
 
 namespace {
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/kernel.h"
@@ -27,6 +28,18 @@ void FusedMatMulForward(int64_t m, int64_t n, int64_t k, const float* a, const f
 // for m = 1 with transpose_b (see gemm.h).
 void FusedMatMulForward(int64_t m, const float* a, const SgemmPackedB& b, const float* bias, const float* residual,
                         const FusedActivation& activation, float* y, const ParallelForFn& parallel_for);
+
+// A FusedMatMul node's product: y [m, n] = act(a [m, k] x op(b) + ...), checked against
+// its inputs and output (the kernel's checks, shared with the compiled program, which
+// packs constant weights only for a node that passes them).
+struct FusedMatMulShape {
+  int64_t m = 0, n = 0, k = 0;
+  bool transpose_b = false;
+  FusedActivation activation;
+};
+
+// The shape of ctx's FusedMatMul; an error naming the node when the operands disagree.
+absl::StatusOr<FusedMatMulShape> NodeFusedMatMulShape(KernelContext& ctx);
 
 // Registers the FusedMatMul f32 cpu kernel.
 absl::Status RegisterCpuFusedMatMulKernels(KernelRegistry& registry);

@@ -97,16 +97,16 @@ struct CompiledProgram::Step {
   // ConvForward or FusedConvForward.
   std::unique_ptr<PreparedConvWeights> conv;
   bool fused = false;
-  FusedActivation activation;  // FusedConv
-  const Tensor* conv_x = nullptr;
-  const Tensor* conv_bias = nullptr;      // null without a bias
-  const Tensor* conv_residual = nullptr;  // FusedConv's Z; null without one
-  Tensor* conv_y = nullptr;
   // A FusedMatMul whose B is a constant f32 matrix: op(B) packed at load, run with
-  // FusedMatMulForward on it (A and Y through conv_x and conv_y, the bias and Z
-  // through conv_bias and conv_residual, its activation in `activation`).
+  // FusedMatMulForward on it, for matmul_rows rows of A.
   std::unique_ptr<SgemmPackedB> matmul_b;
   int64_t matmul_rows = 0;
+  // The operands of either (inputs X, W, B, Z; output Y): BindPreparedOperands.
+  FusedActivation activation;  // FusedConv, FusedMatMul
+  const Tensor* x = nullptr;
+  const Tensor* bias = nullptr;      // null without a bias
+  const Tensor* residual = nullptr;  // the fused ops' Z; null without one
+  Tensor* y = nullptr;
 
   // kFunction: the slots of its arguments (inputs, then outputs).
   void* function = nullptr;
@@ -392,34 +392,29 @@ absl::Status CompiledProgram::PrepareKernelStep(const Executable& e, int s, Step
 }
 
 void CompiledProgram::PrepareMatMul(const Executable& e, int s, Step& step) {
-  const ExecutableStep& es = e.steps[s];
   KernelContext& ctx = *step.context;
   // Anything the kernel would refuse stays with the kernel, which says what is wrong.
-  absl::StatusOr<FusedActivation> activation = ParseFusedActivation(ctx);
-  if (!activation.ok()) return;
-  const Shape& a = ctx.input(0).shape();
-  const Shape& b = ctx.input(1).shape();
-  const Shape& y = ctx.output(0).shape();
-  const bool transpose_b = ctx.GetInt("transpose_b") == 1;
-  if (a.rank() < 2 || b.rank() != 2 || y.rank() != a.rank()) return;
-  const int64_t k = a.dim(a.rank() - 1), n = b.dim(transpose_b ? 0 : 1);
-  if (b.dim(transpose_b ? 1 : 0) != k || y.dim(y.rank() - 1) != n || n == 0) return;
-  if (ctx.has_input(2) && ctx.input(2).num_elements() != n) return;
-  if (ctx.has_input(3) && ctx.input(3).shape() != y) return;
-  step.activation = *activation;
+  absl::StatusOr<FusedMatMulShape> shape = NodeFusedMatMulShape(ctx);
+  if (!shape.ok() || shape->n == 0) return;
+  step.activation = shape->activation;
   step.matmul_b = std::make_unique<SgemmPackedB>();
   GemmOptions options;
   options.parallel_for = ctx.parallel_for();
-  step.matmul_b->Pack(transpose_b, k, n, ctx.input(1).data<float>(), transpose_b ? k : n, options);
-  step.matmul_rows = ctx.output(0).num_elements() / n;
+  step.matmul_b->Pack(shape->transpose_b, shape->k, shape->n, ctx.input(1).data<float>(),
+                      shape->transpose_b ? shape->k : shape->n, options);
+  step.matmul_rows = shape->m;
+  BindPreparedOperands(e.steps[s], step);
+  ++num_prepared_matmuls_;
+}
+
+void CompiledProgram::BindPreparedOperands(const ExecutableStep& es, Step& step) {
   const auto slot = [&](size_t i) {
     return i < es.inputs.size() && es.inputs[i] >= 0 ? &slots_[es.inputs[i]] : nullptr;
   };
-  step.conv_x = slot(0);
-  step.conv_bias = slot(2);
-  step.conv_residual = slot(3);
-  step.conv_y = &slots_[es.outputs[0]];
-  ++num_prepared_matmuls_;
+  step.x = slot(0);
+  step.bias = slot(2);
+  step.residual = slot(3);
+  step.y = &slots_[es.outputs[0]];
 }
 
 absl::Status CompiledProgram::PrepareConvolution(const Executable& e, int s, Step& step) {
@@ -444,13 +439,7 @@ absl::Status CompiledProgram::PrepareConvolution(const Executable& e, int s, Ste
       PrepareConvWeights(**geometry, ctx.input(1).data<float>(), ctx.parallel_for());
   if (!prepared.ok()) return Prefixed(step.label, prepared.status());
   step.conv = std::make_unique<PreparedConvWeights>(*std::move(prepared));
-  const auto slot = [&](size_t i) {
-    return i < es.inputs.size() && es.inputs[i] >= 0 ? &slots_[es.inputs[i]] : nullptr;
-  };
-  step.conv_x = slot(0);
-  step.conv_bias = slot(2);
-  step.conv_residual = step.fused ? slot(3) : nullptr;
-  step.conv_y = &slots_[es.outputs[0]];
+  BindPreparedOperands(es, step);
   ++num_prepared_convolutions_;
   return absl::OkStatus();
 }
@@ -590,19 +579,19 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::
       for (size_t a = 0; a < step.args.size(); ++a) step.arg_pointers[a] = step.args[a]->raw_data();
       step.trampoline(step.function, step.arg_pointers.data());
     } else if (step.matmul_b != nullptr) {
-      FusedMatMulForward(step.matmul_rows, step.conv_x->data<float>(), *step.matmul_b,
-                         step.conv_bias != nullptr ? step.conv_bias->data<float>() : nullptr,
-                         step.conv_residual != nullptr ? step.conv_residual->data<float>() : nullptr, step.activation,
-                         step.conv_y->data<float>(), step.context->parallel_for());
+      FusedMatMulForward(step.matmul_rows, step.x->data<float>(), *step.matmul_b,
+                         step.bias != nullptr ? step.bias->data<float>() : nullptr,
+                         step.residual != nullptr ? step.residual->data<float>() : nullptr, step.activation,
+                         step.y->data<float>(), step.context->parallel_for());
     } else if (step.conv != nullptr) {
-      const float* bias = step.conv_bias != nullptr ? step.conv_bias->data<float>() : nullptr;
-      const int64_t batch = step.conv_x->shape().dim(0);
+      const float* bias = step.bias != nullptr ? step.bias->data<float>() : nullptr;
+      const int64_t batch = step.x->shape().dim(0);
       if (step.fused) {
-        FusedConvForward(*step.conv, batch, step.conv_x->data<float>(), bias,
-                         step.conv_residual != nullptr ? step.conv_residual->data<float>() : nullptr, step.activation,
-                         step.conv_y->data<float>(), step.context->parallel_for());
+        FusedConvForward(*step.conv, batch, step.x->data<float>(), bias,
+                         step.residual != nullptr ? step.residual->data<float>() : nullptr, step.activation,
+                         step.y->data<float>(), step.context->parallel_for());
       } else {
-        ConvForward(*step.conv, batch, step.conv_x->data<float>(), bias, step.conv_y->data<float>(),
+        ConvForward(*step.conv, batch, step.x->data<float>(), bias, step.y->data<float>(),
                     step.context->parallel_for());
       }
     } else {

@@ -117,6 +117,7 @@ class CompiledProgram {
   absl::Status PrepareFunctionStep(const Executable& executable, int s, Step& step);
   absl::Status PrepareConvolution(const Executable& executable, int s, Step& step);
   void PrepareMatMul(const Executable& executable, int s, Step& step);
+  void BindPreparedOperands(const ExecutableStep& es, Step& step);
   absl::Status BindFeeds(const std::vector<std::pair<std::string, Tensor>>& feeds);
 
   CompiledProgramOptions options_;
