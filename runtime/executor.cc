@@ -208,9 +208,8 @@ absl::Status Executor::RunNode(RunState& state, int id) {
   TSR_RETURN_IF_ERROR(NameNode(node, (**kernel)(ctx)));
   // Optimizer ops: the outputs become the Variables' values. They now belong to the
   // store, so nothing later in this run may overwrite them in place.
-  const std::vector<int>& updates = node.op_def()->variable_updates;
-  for (int i = 0; i < static_cast<int>(updates.size()) && i < static_cast<int>(types.size()); ++i) {
-    const Node* var = graph_.node(node.input(updates[i]).node);
+  for (int i = 0; i < static_cast<int>(variable_updates.size()) && i < static_cast<int>(types.size()); ++i) {
+    const Node* var = graph_.node(node.input(variable_updates[i]).node);
     TSR_RETURN_IF_ERROR(NameNode(node, variables_.Replace(var->name(), state.values[base + i])));
     state.owned[base + i] = 0;
   }
