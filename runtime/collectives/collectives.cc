@@ -31,6 +31,7 @@ struct CollectiveHandle::State {
   absl::Status status ABSL_GUARDED_BY(mu);
   absl::Time deadline = absl::InfiniteFuture();
   std::function<void()> on_deadline;
+  std::function<void(bool wait)> progress;
 };
 
 CollectiveHandle CollectiveHandle::Ready(absl::Status status) {
@@ -39,15 +40,25 @@ CollectiveHandle CollectiveHandle::Ready(absl::Status status) {
   return handle;
 }
 
-CollectiveHandle CollectiveHandle::Pending(absl::Time deadline, std::function<void()> on_deadline) {
+CollectiveHandle CollectiveHandle::Pending(absl::Time deadline, std::function<void()> on_deadline,
+                                           std::function<void(bool wait)> progress) {
   auto state = std::make_shared<State>();
   state->deadline = deadline;
   state->on_deadline = std::move(on_deadline);
+  state->progress = std::move(progress);
   return CollectiveHandle(std::move(state));
 }
 
 absl::Status CollectiveHandle::Wait() const {
   State& s = *state_;
+  if (s.progress) {
+    bool done;
+    {
+      absl::MutexLock lock(&s.mu);
+      done = s.done;
+    }
+    if (!done) s.progress(/*wait=*/true);
+  }
   absl::MutexLock lock(&s.mu);
   auto done = [&s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) { return s.done; };
   if (!s.mu.AwaitWithDeadline(absl::Condition(&done), s.deadline) && s.on_deadline) {
@@ -61,6 +72,11 @@ absl::Status CollectiveHandle::Wait() const {
 }
 
 bool CollectiveHandle::Done() const {
+  {
+    absl::MutexLock lock(&state_->mu);
+    if (state_->done || !state_->progress) return state_->done;
+  }
+  state_->progress(/*wait=*/false);
   absl::MutexLock lock(&state_->mu);
   return state_->done;
 }

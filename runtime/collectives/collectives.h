@@ -63,8 +63,13 @@ class CollectiveHandle {
   // `on_deadline` once (which must complete the handle, e.g. with DeadlineExceeded, or
   // do nothing if the operation completed meanwhile): for operations that no backend
   // thread watches, such as a posted Recv.
+  // `progress`, if given, is for operations that the thread asking about them moves
+  // forward itself (MPI's eager all-reduce): Wait calls progress(true) first, which
+  // should complete the handle unless another thread is completing it; Done calls
+  // progress(false), which should only poll.
   static CollectiveHandle Pending(absl::Time deadline = absl::InfiniteFuture(),
-                                  std::function<void()> on_deadline = nullptr);
+                                  std::function<void()> on_deadline = nullptr,
+                                  std::function<void(bool wait)> progress = nullptr);
 
   // Blocks until the operation completes; its status.
   absl::Status Wait() const;

@@ -18,6 +18,7 @@
 #include "runtime/collectives/cross_process/collective_descriptor.h"
 #include "runtime/collectives/cross_process/described_collectives.h"
 #include "runtime/collectives/cross_process/elementwise_reduce.h"
+#include "runtime/collectives/mpi/mpi_exchange.h"
 #include "runtime/collectives/mpi/mpi_point_to_point.h"
 #include "runtime/collectives/mpi/mpi_process.h"
 
@@ -169,7 +170,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     // that have not are handed to MPI with their buffers, which are then never freed:
     // MPI may still read them.
     const absl::Time grace = absl::Now() + absl::Milliseconds(500);
-    for (ParkedSends& parked : parked_) {
+    for (mpi_internal::ParkedRequests& parked : parked_) {
       int done = 0;
       while (true) {
         MPI_Testall(static_cast<int>(parked.requests.size()), parked.requests.data(), &done, MPI_STATUSES_IGNORE);
@@ -180,7 +181,9 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
       for (MPI_Request& r : parked.requests) {
         if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
       }
-      parked.buffer.release();
+      for (std::unique_ptr<char[]>& buffer : parked.buffers) buffer.release();
+      // MPI may still read the eager payload's tensor: a reference to it is never dropped.
+      new Tensor(std::move(parked.tensor));
     }
     parked_.clear();
     MPI_Comm_free(&comm_);
@@ -195,22 +198,74 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     return !poison_.empty();
   }
 
+  // Queues `call` for the communicator's thread -- or, when nothing is queued or
+  // running and the call is eager (a small all-reduce; mpi_exchange.h), posts its
+  // messages right here and leaves the rest to whichever thread waits for it first (its
+  // handle's progress), so that a small all-reduce costs one message latency and no
+  // hand-over between threads.
   CollectiveHandle Issue(CollectiveCall call) {
+    const std::weak_ptr<MpiCommunicatorCore> weak = weak_from_this();
+    // drive_mu_ is held only while a call is inline (and then this one queues): Issue
+    // never waits for it, it does not block.
+    const bool eager = mpi_internal::EagerPayloadBytes(call.descriptor, world_size_) > 0;
+    const bool may_drive = eager && drive_mu_.TryLock();
     CollectiveHandle handle = call.handle;
-    absl::MutexLock lock(&mu_);
-    call.seq = next_seq_++;
-    if (!poison_.empty()) {
-      handle.Complete(PoisonedError(call));
-      return handle;
+    bool go_inline = false;
+    {
+      absl::MutexLock lock(&mu_);
+      const int64_t seq = call.seq = next_seq_++;
+      handle = call.handle = CollectiveHandle::Pending(absl::InfiniteFuture(), nullptr, [weak, seq](bool wait) {
+        if (std::shared_ptr<MpiCommunicatorCore> core = weak.lock()) core->DriveInline(seq, wait);
+      });
+      if (!poison_.empty()) {
+        handle.Complete(PoisonedError(call));
+      } else if (!may_drive || running_ || !queue_.empty()) {
+        queue_.push_back(std::move(call));
+      } else {
+        running_ = go_inline = true;
+      }
     }
-    queue_.push_back(std::move(call));
+    if (go_inline) {
+      inline_ = std::make_unique<RunningCall>(std::move(call), *this);
+      inline_->exchange.Post();
+    }
+    if (may_drive) drive_mu_.Unlock();
     return handle;
   }
 
  private:
+  // A collective on its way: the call and its exchange, whose deadline runs from its start.
+  struct RunningCall {
+    RunningCall(CollectiveCall c, const MpiCommunicatorCore& core)
+        : call(std::move(c)),
+          exchange(core.comm_, core.rank_, core.world_size_, core.DescriptorTag(call.seq), call.seq, call.descriptor,
+                   call.input, Where(call.descriptor, call.seq)),
+          deadline(absl::Now() + core.options_.timeout) {}
+    CollectiveCall call;
+    mpi_internal::DescriptorExchange exchange;
+    absl::Time deadline;
+  };
+
   absl::Status PoisonedError(const CollectiveCall& call) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return absl::FailedPreconditionError(
         absl::StrCat(Where(call.descriptor, call.seq), ": the communicator is unusable since ", poison_));
+  }
+
+  // Moves the inline call forward (collective `seq`, or whichever is inline when seq < 0):
+  // with `wait` to its end, otherwise one poll. Nothing when another call is inline.
+  void DriveInline(int64_t seq, bool wait) {
+    absl::MutexLock drive(&drive_mu_);
+    if (inline_ == nullptr || (seq >= 0 && inline_->call.seq != seq)) return;
+    absl::StatusOr<bool> done = inline_->exchange.Progress(wait, inline_->deadline, options_.timeout, &parked_);
+    if (done.ok() && !*done) return;
+    absl::Status status = done.ok() ? FinishEager(*inline_) : Poison(done.status());
+    const std::unique_ptr<RunningCall> finished = std::move(inline_);
+    {
+      // Free for the next call before the handle completes: its waiter may issue one at once.
+      absl::MutexLock lock(&mu_);
+      running_ = false;
+    }
+    finished->call.handle.Complete(std::move(status));
   }
 
   void WorkerLoop() {
@@ -220,6 +275,14 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
         absl::MutexLock lock(&mu_);
         auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
         mu_.Await(absl::Condition(&ready));
+        if (running_) {
+          // An inline call nobody waits for yet holds up what was queued behind it (or the
+          // shutdown): the worker finishes it.
+          mu_.Unlock();
+          DriveInline(/*seq=*/-1, /*wait=*/true);
+          mu_.Lock();
+          continue;
+        }
         if (queue_.empty()) {
           worker_exited_ = true;
           return;
@@ -230,14 +293,27 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
           call.handle.Complete(PoisonedError(call));
           continue;
         }
+        running_ = true;
       }
-      call.handle.Complete(Run(call));
+      RunningCall running(std::move(call), *this);
+      absl::Status status = Run(running);
+      {
+        absl::MutexLock lock(&mu_);
+        running_ = false;
+      }
+      running.call.handle.Complete(std::move(status));
     }
   }
 
-  absl::Status Run(const CollectiveCall& call) {
-    std::vector<CollectiveDescriptor> all;
-    TSR_RETURN_IF_ERROR(ExchangeDescriptors(call, &all));
+  // A queued call, on the worker: the exchange, then (unless it was eager or a barrier)
+  // MPI's collective on the tensors' buffers, watched by the watchdog.
+  absl::Status Run(RunningCall& running) {
+    const CollectiveCall& call = running.call;
+    running.exchange.Post();
+    absl::StatusOr<bool> done = running.exchange.Progress(/*wait=*/true, running.deadline, options_.timeout, &parked_);
+    if (!done.ok()) return Poison(done.status());
+    if (mpi_internal::EagerPayloadBytes(call.descriptor, world_size_) > 0) return FinishEager(running);
+    const std::vector<CollectiveDescriptor>& all = running.exchange.descriptors();
     TSR_RETURN_IF_ERROR(CheckDescriptors(call.seq, all));
     TSR_RETURN_IF_ERROR(CheckCounts(call.seq, all));
     if (call.descriptor.kind == CollectiveKind::kBarrier) return absl::OkStatus();  // the exchange was one
@@ -255,119 +331,30 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     return status;
   }
 
-  int DescriptorTag(int64_t seq) const { return static_cast<int>(seq % tag_wrap_); }
-
-  // Sends this rank's descriptor to every other rank and waits (up to the timeout) for
-  // theirs; `all` receives every rank's, by rank.
-  absl::Status ExchangeDescriptors(const CollectiveCall& call, std::vector<CollectiveDescriptor>* all) {
-    const std::string where = Where(call.descriptor, call.seq);
-    const int tag = DescriptorTag(call.seq);
-    const absl::Time start = absl::Now();
-    const absl::Time deadline = start + options_.timeout;
-    // On a timeout the sends may still be pending; their buffer then outlives this call.
-    auto mine = std::make_unique<char[]>(kDescriptorWireBytes);
-    EncodeDescriptor(call.descriptor, call.seq, mine.get());
-    std::vector<char> theirs(static_cast<size_t>(world_size_) * kDescriptorWireBytes);
-    std::vector<MPI_Request> requests(2 * world_size_, MPI_REQUEST_NULL);  // receives, then sends
-    {
-      ScopedMpiCall mpi;
-      for (int q = 0; q < world_size_; ++q) {
-        if (q == rank_) continue;
-        MPI_Irecv(theirs.data() + q * kDescriptorWireBytes, kDescriptorWireBytes, MPI_BYTE, q, tag, comm_,
-                  &requests[q]);
-        MPI_Isend(mine.get(), kDescriptorWireBytes, MPI_BYTE, q, tag, comm_, &requests[world_size_ + q]);
-      }
+  // An eager all-reduce whose exchange completed: every rank's tensor is here, reduced in
+  // rank order ((x0 op x1) op x2 ...) so that every rank computes the same bits.
+  absl::Status FinishEager(RunningCall& running) {
+    const CollectiveCall& call = running.call;
+    const std::vector<CollectiveDescriptor>& all = running.exchange.descriptors();
+    TSR_RETURN_IF_ERROR(CheckDescriptors(call.seq, all));
+    Tensor inout = call.input;
+    const DType dtype = inout.dtype();
+    const size_t n = static_cast<size_t>(inout.num_elements());
+    char* own = static_cast<char*>(inout.raw_data());
+    // The running result lives in rank 0's payload buffer until this rank's turn, in the
+    // tensor from then on; the left operand is always the result so far.
+    char* acc = rank_ == 0 ? own : running.exchange.payload(0);
+    for (int q = 1; q < world_size_; ++q) {
+      const char* x = q == rank_ ? own : running.exchange.payload(q);
+      char* dst = q >= rank_ ? own : acc;
+      ReduceElementwise(dtype, call.descriptor.reduce_op, dst, acc, x, n);
+      acc = dst;
     }
-    std::vector<int> indices(requests.size());
-    int pending = 2 * (world_size_ - 1);
-    for (int polls = 0; pending > 0; ++polls) {
-      int count = 0;
-      {
-        ScopedMpiCall mpi;
-        MPI_Testsome(static_cast<int>(requests.size()), requests.data(), &count, indices.data(), MPI_STATUSES_IGNORE);
-      }
-      if (count != MPI_UNDEFINED) pending -= count;
-      if (pending == 0) break;
-      const absl::Time now = absl::Now();
-      if (now >= deadline) return GiveUp(call, where, std::move(mine), requests);
-      // Ranks usually arrive within microseconds of each other: poll hard at first,
-      // then yield, then sleep in short steps.
-      const absl::Duration waited = now - start;
-      if (waited > absl::Milliseconds(2)) {
-        absl::SleepFor(std::min(absl::Microseconds(200), deadline - now));
-      } else if (waited > absl::Microseconds(50)) {
-        std::this_thread::yield();
-      }
-    }
-    all->resize(world_size_);
-    std::vector<int> abandoned;
-    for (int q = 0; q < world_size_; ++q) {
-      if (q == rank_) {
-        (*all)[q] = call.descriptor;
-        continue;
-      }
-      int64_t seq = 0;
-      absl::StatusOr<CollectiveDescriptor> d = DecodeDescriptor(theirs.data() + q * kDescriptorWireBytes, &seq);
-      if (!d.ok())
-        return Poison(absl::DataLossError(absl::StrCat(where, ": from rank ", q, ": ", d.status().message())));
-      if (seq != call.seq) {
-        return Poison(absl::InternalError(absl::StrCat(where, ": rank ", q, " sent the descriptor of seq ", seq,
-                                                       " (the communicator's ranks are out of step)")));
-      }
-      (*all)[q] = *std::move(d);
-      // A rank that gave up on this collective before this one arrived said so with a
-      // second message under the same tag.
-      int flagged = 0;
-      {
-        ScopedMpiCall mpi;
-        MPI_Iprobe(q, tag, comm_, &flagged, MPI_STATUS_IGNORE);
-        if (flagged) {
-          std::vector<char> notice(kDescriptorWireBytes);
-          MPI_Recv(notice.data(), kDescriptorWireBytes, MPI_BYTE, q, tag, comm_, MPI_STATUS_IGNORE);
-          int64_t notice_seq = 0;
-          absl::StatusOr<CollectiveDescriptor> n = DecodeDescriptor(notice.data(), &notice_seq);
-          if (n.ok() && n->abandoned) abandoned.push_back(q);
-        }
-      }
-    }
-    if (!abandoned.empty()) {
-      return Poison(absl::DeadlineExceededError(absl::StrCat(
-          where, ": rank", abandoned.size() > 1 ? "s " : " ", absl::StrJoin(abandoned, ", "), " of ", world_size_,
-          " gave up waiting (timeout ", absl::FormatDuration(options_.timeout), ") before rank ", rank_, " arrived")));
-    }
+    if (call.descriptor.reduce_op == ReduceOp::kMean) DivideForMean(dtype, own, n, world_size_);
     return absl::OkStatus();
   }
 
-  // The descriptor exchange timed out: cancels the receives still waiting, tells every
-  // other rank that this one gave up, and poisons the communicator. The sends still in
-  // flight (to ranks that may never take them) keep their buffers in `parked_`.
-  absl::Status GiveUp(const CollectiveCall& call, const std::string& where, std::unique_ptr<char[]> mine,
-                      std::vector<MPI_Request>& requests) {
-    std::vector<int> missing;
-    CollectiveDescriptor notice = call.descriptor;
-    notice.abandoned = true;
-    ParkedSends notices{std::make_unique<char[]>(kDescriptorWireBytes), {}};
-    EncodeDescriptor(notice, call.seq, notices.buffer.get());
-    ParkedSends descriptors{std::move(mine), {}};
-    {
-      ScopedMpiCall mpi;
-      for (int q = 0; q < world_size_; ++q) {
-        if (q == rank_) continue;
-        if (requests[q] != MPI_REQUEST_NULL) {
-          missing.push_back(q);
-          MPI_Cancel(&requests[q]);
-          MPI_Wait(&requests[q], MPI_STATUS_IGNORE);
-        }
-        if (requests[world_size_ + q] != MPI_REQUEST_NULL) descriptors.requests.push_back(requests[world_size_ + q]);
-        MPI_Request request;
-        MPI_Isend(notices.buffer.get(), kDescriptorWireBytes, MPI_BYTE, q, DescriptorTag(call.seq), comm_, &request);
-        notices.requests.push_back(request);
-      }
-    }
-    parked_.push_back(std::move(notices));
-    if (!descriptors.requests.empty()) parked_.push_back(std::move(descriptors));
-    return Poison(MissingRanksError(where, rank_, options_.timeout, missing, world_size_));
-  }
+  int DescriptorTag(int64_t seq) const { return static_cast<int>(seq % tag_wrap_); }
 
   absl::Status Poison(absl::Status status) {
     absl::MutexLock lock(&mu_);
@@ -464,7 +451,10 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   }
 
   // Fails the collective whose data movement outlives the timeout. MPI cannot cancel
-  // it: the call stays blocked on the worker, which then counts as stuck.
+  // it: the call stays blocked on the worker, which then counts as stuck. The watchdog
+  // sleeps until the deadline of the call it watches, not woken by the calls that start
+  // and finish meanwhile (two wake-ups per collective cost more than a small all-reduce):
+  // at that deadline it moves on to the call moving data then, if any, or waits for one.
   void WatchdogLoop() {
     absl::MutexLock lock(&mu_);
     while (!worker_exited_) {
@@ -474,12 +464,15 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
         if (stuck_ && !worker_exited_) return;  // shutting down: Shutdown leaves the worker behind
         continue;
       }
+      if (watched_ == nullptr) {
+        auto moving = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return worker_exited_ || watched_ != nullptr; };
+        mu_.Await(absl::Condition(&moving));
+        continue;
+      }
       const int64_t generation = watch_generation_;
-      auto changed = [this, generation]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return worker_exited_ || watch_generation_ != generation;
-      };
-      const absl::Time deadline = watched_ != nullptr ? watched_deadline_ : absl::InfiniteFuture();
-      if (mu_.AwaitWithDeadline(absl::Condition(&changed), deadline) || watched_ == nullptr) continue;
+      auto exited = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return worker_exited_; };
+      if (mu_.AwaitWithDeadline(absl::Condition(&exited), watched_deadline_)) continue;
+      if (watched_ == nullptr || watch_generation_ != generation) continue;  // it finished; watch the current one
       // The same call is still moving data at its deadline.
       const CollectiveCall& call = *watched_;
       const std::string where = Where(call.descriptor, call.seq);
@@ -495,13 +488,9 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     }
   }
 
-  // Sends of descriptors and notices that were still in flight when a collective timed
-  // out, with their buffer (worker only; Shutdown after the worker is gone).
-  struct ParkedSends {
-    std::unique_ptr<char[]> buffer;
-    std::vector<MPI_Request> requests;
-  };
-  std::vector<ParkedSends> parked_;
+  // Requests of exchanges that gave up, still in flight (the thread running a call;
+  // Shutdown after the worker is gone).
+  std::vector<mpi_internal::ParkedRequests> parked_;
 
   MPI_Comm comm_;
   const int rank_;
@@ -520,6 +509,11 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   const CollectiveCall* watched_ ABSL_GUARDED_BY(mu_) = nullptr;
   absl::Time watched_deadline_ ABSL_GUARDED_BY(mu_);
   int64_t watch_generation_ ABSL_GUARDED_BY(mu_) = 0;  // changes when watched_ does
+  // A call is running: on the worker, or inline (posted by Issue, finished by DriveInline).
+  bool running_ ABSL_GUARDED_BY(mu_) = false;
+  // Serializes the threads that move the inline call forward; taken before mu_.
+  absl::Mutex drive_mu_;
+  std::unique_ptr<RunningCall> inline_ ABSL_GUARDED_BY(drive_mu_);
   // The watchdog gave up on the watched call, which has not returned.
   bool stuck_ ABSL_GUARDED_BY(mu_) = false;
   std::thread worker_;

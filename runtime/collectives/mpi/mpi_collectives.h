@@ -9,7 +9,8 @@
 //   TSR_RETURN_IF_ERROR(FinalizeMpi());
 //
 // How the contract in collectives.h is kept:
-//  - Each communicator runs its collectives in issue order on a thread of its own. A
+//  - Each communicator runs its collectives one at a time in issue order, on a thread of
+//    its own (or, eager all-reduces, on the caller's; below). A
 //    collective starts with a descriptor exchange: every rank sends a small fixed-size
 //    description of what it issued (op, reduce op, name, dtype, shapes, root; see
 //    collective_descriptor.h) to every other rank with nonblocking point-to-point
@@ -18,7 +19,14 @@
 //    same descriptors (a mismatch is the same InvalidArgument everywhere, and leaves the
 //    communicator usable), and uneven all-gathers and all-to-alls know every rank's row
 //    count. A barrier is the exchange alone.
-//  - Then the data moves with MPI's blocking collective on the tensors' own buffers
+//  - A small all-reduce (at most 256 KiB sent per rank; mpi_exchange.h) goes eagerly: its
+//    tensor travels right behind its descriptor, and every rank reduces what it received
+//    in rank order ((x0 op x1) op x2 ...), the same bits on every rank. When nothing is
+//    queued, the issuing thread posts its messages and the thread that waits for it (or
+//    polls Done()) finishes it, so it costs one message latency and no hand-over between
+//    threads (4 KiB: 19 -> 5.6 us; 16-64 KiB: within 5% of MPI_Allreduce); the
+//    communicator's thread finishes it when a collective queued behind it needs it done.
+//  - Otherwise the data moves with MPI's blocking collective on the tensors' own buffers
 //    (MPI_Allreduce in place, MPI_Reduce_scatter, MPI_Allgatherv and MPI_Alltoallv with
 //    one row as the datatype, MPI_Bcast): the library's tuned algorithms, which its
 //    nonblocking forms do not use. Means are sums divided afterwards.

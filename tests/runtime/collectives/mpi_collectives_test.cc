@@ -159,6 +159,59 @@ TEST_F(MpiCollectivesTest, ShapeMismatchNamesBothSidesOnEveryRank) {
   EXPECT_TRUE(comm_->Barrier("after").Wait().ok());
 }
 
+// A small all-reduce goes eagerly (its data behind its descriptor), a large one through
+// MPI's all-reduce: when ranks disagree about which, every rank still takes every message
+// sent to it, fails the same way, and the communicator stays usable.
+TEST_F(MpiCollectivesTest, EagerAgainstLargeAllReduceMismatchLeavesCommunicatorUsable) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  Tensor t(DType::kF32, Shape({rank_ == 1 ? 10 : int64_t{1} << 20}));
+  absl::Status s = AfterTwoBarriers([&](Collectives& c) { return c.AllReduce(t, ReduceOp::kSum, "grad/w1"); });
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_EQ(s.message(), "all_reduce 'grad/w1' (seq 2): rank 1 passed f32[10] but rank 0 passed f32[1048576]");
+  EXPECT_FALSE(comm_->poisoned());
+  Tensor small(DType::kF32, Shape({5}));
+  for (int i = 0; i < 5; ++i) small.data<float>()[i] = static_cast<float>(rank_ + i);
+  ASSERT_TRUE(comm_->AllReduce(small, ReduceOp::kSum, "after").Wait().ok());
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(small.data<float>()[i], world_ * (world_ - 1) / 2.0f + world_ * i);
+}
+
+// The eager all-reduce adds in rank order, ((x0 + x1) + x2) + ..., on every rank: the
+// same bits everywhere, even where float addition's order matters.
+TEST_F(MpiCollectivesTest, EagerAllReduceAddsInRankOrderOnEveryRank) {
+  const auto value = [](int rank, int i) { return rank % 2 == 0 ? 1e8f * static_cast<float>(i + 1) : 1.0f + i; };
+  Tensor t(DType::kF32, Shape({64}));
+  for (int i = 0; i < 64; ++i) t.data<float>()[i] = value(rank_, i);
+  ASSERT_TRUE(comm_->AllReduce(t, ReduceOp::kSum, "ordered").Wait().ok());
+  for (int i = 0; i < 64; ++i) {
+    float expected = value(0, i);
+    for (int q = 1; q < world_; ++q) expected += value(q, i);
+    ASSERT_EQ(t.data<float>()[i], expected) << "element " << i;
+  }
+}
+
+// An eager all-reduce nobody waits for is finished by the communicator's thread when a
+// collective queued behind it needs it out of the way; Done() alone also moves it on.
+TEST_F(MpiCollectivesTest, UnwaitedEagerAllReduceFinishesBehindQueuedOnes) {
+  Tensor small(DType::kF32, Shape({3}));
+  Tensor large(DType::kF32, Shape({int64_t{1} << 20}));
+  small.data<float>()[0] = 1.0f;
+  large.data<float>()[7] = 2.0f;
+  CollectiveHandle first = comm_->AllReduce(small, ReduceOp::kSum, "small");
+  ASSERT_TRUE(comm_->AllReduce(large, ReduceOp::kSum, "large").Wait().ok());
+  EXPECT_TRUE(first.Done());
+  EXPECT_TRUE(first.Wait().ok());
+  EXPECT_EQ(small.data<float>()[0], static_cast<float>(world_));
+  EXPECT_EQ(large.data<float>()[7], 2.0f * world_);
+
+  CollectiveHandle polled = comm_->AllReduce(small, ReduceOp::kMax, "polled");
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (!polled.Done() && absl::Now() < deadline) {
+  }
+  ASSERT_TRUE(polled.Done()) << "Done() alone never finished an eager all-reduce";
+  EXPECT_TRUE(polled.Wait().ok());
+  EXPECT_EQ(small.data<float>()[0], static_cast<float>(world_));
+}
+
 TEST_F(MpiCollectivesTest, OpMismatchNamesBothSidesOnEveryRank) {
   if (world_ < 2) GTEST_SKIP() << "needs two ranks";
   Tensor in(DType::kF32, Shape({10}));

@@ -1,0 +1,108 @@
+// `DescriptorExchange`: the first step of every MPI collective. Each rank sends its
+// descriptor (collective_descriptor.h) to every other rank and receives theirs with
+// nonblocking messages polled until a deadline, so that a rank learns exactly which ranks
+// did not arrive (and names them), and every rank then checks the same descriptors.
+//
+// An eager collective -- a small all-reduce, see EagerPayloadBytes -- sends its tensor
+// right behind its descriptor under the same tag (MPI keeps the messages of one sender
+// and tag in order), so that its data arrives in the same round trip as the check: one
+// message latency per collective instead of a descriptor round trip, a hand-over to the
+// communicator's thread and MPI's own all-reduce. A receiver learns from the sender's
+// descriptor whether a payload follows and how long it is, so a rank takes every message
+// sent to it even when the two sides' descriptors disagree (the collective then fails
+// the same way on both, and nothing is left behind in MPI).
+#ifndef TESSERA_RUNTIME_COLLECTIVES_MPI_MPI_EXCHANGE_H_
+#define TESSERA_RUNTIME_COLLECTIVES_MPI_MPI_EXCHANGE_H_
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "graph/tensor.h"
+#include "runtime/collectives/cross_process/collective_descriptor.h"
+
+namespace tsr {
+namespace mpi_internal {
+
+// The largest all-reduce that goes eagerly, in bytes one rank sends to all the others
+// ((world_size - 1) x the tensor's bytes). Below it one message per peer beats MPI's
+// all-reduce plus the descriptor round trip; above it MPI's tuned algorithms move less.
+inline constexpr size_t kEagerAllReduceBytes = size_t{256} << 10;
+
+// The bytes a collective so described sends behind its descriptor: the tensor of an
+// all-reduce small enough to go eagerly, 0 otherwise. A function of the descriptor
+// alone, so every rank knows what every other rank sends.
+size_t EagerPayloadBytes(const CollectiveDescriptor& descriptor, int world_size);
+
+// Requests an abandoned exchange left in flight and the memory they use, kept until MPI
+// is done with them (see MpiCommunicatorCore::Shutdown).
+struct ParkedRequests {
+  std::vector<std::unique_ptr<char[]>> buffers;
+  Tensor tensor;  // the tensor an eager send reads
+  std::vector<MPI_Request> requests;
+};
+
+class DescriptorExchange {
+ public:
+  // The exchange of collective `seq` (under `tag`) on `comm`: this rank's descriptor
+  // and, when EagerPayloadBytes(mine) > 0, `payload`'s bytes behind it. `where` names
+  // the collective in errors.
+  DescriptorExchange(MPI_Comm comm, int rank, int world_size, int tag, int64_t seq, const CollectiveDescriptor& mine,
+                     const Tensor& payload, std::string where);
+  DescriptorExchange(const DescriptorExchange&) = delete;
+  DescriptorExchange& operator=(const DescriptorExchange&) = delete;
+
+  // Posts the descriptor receives and this rank's sends.
+  void Post();
+
+  // Moves the exchange forward: with `wait`, until every descriptor (and every payload a
+  // descriptor announces) has arrived and every send is done, or until `deadline`;
+  // without, one poll. True when complete. Errors (after which the exchange is over and
+  // the communicator should be poisoned; requests still in flight go to *parked):
+  //  - DeadlineExceeded naming the ranks that did not arrive, after telling every rank
+  //    that this one gave up (a rank arriving later fails at once);
+  //  - DataLoss / Internal for a message that is not this collective's descriptor;
+  //  - InvalidArgument / DeadlineExceeded when a rank gave up before this one arrived.
+  absl::StatusOr<bool> Progress(bool wait, absl::Time deadline, absl::Duration timeout,
+                                std::vector<ParkedRequests>* parked);
+
+  // After completion: every rank's descriptor by rank (this rank's included), and rank
+  // q's payload (q != this rank; EagerPayloadBytes(descriptors()[q]) bytes, writable).
+  const std::vector<CollectiveDescriptor>& descriptors() const { return descriptors_; }
+  char* payload(int q) { return payloads_[q].get(); }
+
+ private:
+  absl::Status GiveUp(absl::Duration timeout, std::vector<ParkedRequests>* parked);
+  absl::Status Abandon(absl::Status status, std::vector<ParkedRequests>* parked);
+  absl::Status CheckNotices(absl::Duration timeout);
+
+  const MPI_Comm comm_;
+  const int rank_;
+  const int world_size_;
+  const int tag_;
+  const int64_t seq_;
+  const std::string where_;
+  std::vector<CollectiveDescriptor> descriptors_;
+  Tensor payload_;  // this rank's, when eager
+  std::unique_ptr<char[]> mine_;
+  std::unique_ptr<char[]> theirs_;                 // world_size x kDescriptorWireBytes
+  std::vector<std::unique_ptr<char[]>> payloads_;  // by rank
+  // [0, W): descriptor receives; [W, 2W): descriptor sends; [2W, 3W): payload sends;
+  // [3W, 4W): payload receives (posted once the sender's descriptor says how long).
+  std::vector<MPI_Request> requests_;
+  std::vector<int> completed_;
+  int pending_receives_ = 0;
+  int pending_sends_ = 0;
+  bool notices_checked_ = false;
+};
+
+}  // namespace mpi_internal
+}  // namespace tsr
+
+#endif  // TESSERA_RUNTIME_COLLECTIVES_MPI_MPI_EXCHANGE_H_
