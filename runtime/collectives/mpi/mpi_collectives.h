@@ -10,8 +10,8 @@
 //
 // How the contract in collectives.h is kept:
 //  - Each communicator runs its collectives one at a time in issue order, on a thread of
-//    its own (or, eager all-reduces, on the caller's; below). A
-//    collective starts with a descriptor exchange: every rank sends a small fixed-size
+//    its own (eager all-reduces on the caller's; below). A collective starts with a
+//    descriptor exchange (mpi_exchange.h): every rank sends a small fixed-size
 //    description of what it issued (op, reduce op, name, dtype, shapes, root; see
 //    collective_descriptor.h) to every other rank with nonblocking point-to-point
 //    messages and polls for the others' until the timeout. So every rank learns exactly
