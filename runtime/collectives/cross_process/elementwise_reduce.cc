@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace tsr {
 namespace {
@@ -31,14 +32,16 @@ struct Min {
   }
 };
 
-// dst[i] = op(dst[i], src[i]).
-template <typename T, typename Op>
+// dst[i] = op(dst[i], src[i]), or with kDstRight op(src[i], dst[i]): max and min pick
+// one of two NaNs (or of a NaN and a number) by position, so the operands keep theirs.
+template <bool kDstRight, typename T, typename Op>
 void CombineInPlace(T* __restrict dst, const T* __restrict src, size_t n, Op op) {
   size_t i = 0;
   for (; i + kBlock <= n; i += kBlock) {
-    for (size_t k = 0; k < kBlock; ++k) dst[i + k] = op(dst[i + k], src[i + k]);
+    for (size_t k = 0; k < kBlock; ++k)
+      dst[i + k] = kDstRight ? op(src[i + k], dst[i + k]) : op(dst[i + k], src[i + k]);
   }
-  for (; i < n; ++i) dst[i] = op(dst[i], src[i]);
+  for (; i < n; ++i) dst[i] = kDstRight ? op(src[i], dst[i]) : op(dst[i], src[i]);
 }
 
 // dst[i] = op(a[i], b[i]) for three distinct buffers.
@@ -51,13 +54,12 @@ void CombineInto(T* __restrict dst, const T* __restrict a, const T* __restrict b
   for (; i < n; ++i) dst[i] = op(a[i], b[i]);
 }
 
-// The ops are commutative, so dst == b is dst == a with the inputs swapped.
 template <typename T, typename Op>
 void Combine(T* dst, const T* a, const T* b, size_t n, Op op) {
   if (dst == a) {
-    CombineInPlace(dst, b, n, op);
+    CombineInPlace<false>(dst, b, n, op);
   } else if (dst == b) {
-    CombineInPlace(dst, a, n, op);
+    CombineInPlace<true>(dst, a, n, op);
   } else {
     CombineInto(dst, a, b, n, op);
   }
@@ -105,6 +107,16 @@ void ReduceElementwise(DType dtype, ReduceOp op, void* dst, const void* a, const
     default:
       return;  // not reducible: refused before any data moves
   }
+}
+
+void ReduceInRankOrder(DType dtype, ReduceOp op, int world_size, int rank, const std::function<void*(int)>& others,
+                       void* inout, size_t n) {
+  // The running result is always the left operand: rank 0's input, then (x0 op x1), ...
+  // It builds up in inout when this rank is 0, else in rank 0's buffer, copied at the end.
+  void* acc = rank == 0 ? inout : others(0);
+  for (int q = 1; q < world_size; ++q) ReduceElementwise(dtype, op, acc, acc, q == rank ? inout : others(q), n);
+  if (acc != inout) std::memcpy(inout, acc, n * DTypeSize(dtype));
+  if (op == ReduceOp::kMean) DivideForMean(dtype, inout, n, world_size);
 }
 
 void DivideForMean(DType dtype, void* data, size_t n, int world_size) {

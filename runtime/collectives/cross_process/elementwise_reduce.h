@@ -5,6 +5,7 @@
 #define TESSERA_RUNTIME_COLLECTIVES_CROSS_PROCESS_ELEMENTWISE_REDUCE_H_
 
 #include <cstddef>
+#include <functional>
 
 #include "graph/dtype.h"
 #include "runtime/collectives/collectives.h"
@@ -12,8 +13,16 @@
 namespace tsr {
 
 // dst[i] = a[i] op b[i] for i < n; kMean adds (the division comes once, at the end).
-// `dst` may be `a` or `b`. `dtype` must be reducible (IsReducibleDType).
+// `dst` may be `a` or `b` (a stays the left operand: max and min pick between NaNs by
+// position). `dtype` must be reducible (IsReducibleDType).
 void ReduceElementwise(DType dtype, ReduceOp op, void* dst, const void* a, const void* b, size_t n);
+
+// An all-reduce from every rank's input, the same bits on every rank: inout holds this
+// rank's input (rank `rank` of world_size) and receives ((x0 op x1) op x2) ... (divided
+// by world_size for kMean); others(q), q != rank, is rank q's input, which may be
+// overwritten.
+void ReduceInRankOrder(DType dtype, ReduceOp op, int world_size, int rank, const std::function<void*(int)>& others,
+                       void* inout, size_t n);
 
 // data[i] /= world_size for i < n; integers truncate toward zero, as the contract says.
 void DivideForMean(DType dtype, void* data, size_t n, int world_size);

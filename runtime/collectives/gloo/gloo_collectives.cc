@@ -336,19 +336,13 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
     }
   }
 
-  // A piggybacked all-reduce: reduces every rank's frame into `inout` in rank order
-  // (this rank's input is the copy in its own send frame).
+  // A piggybacked all-reduce: every rank's frame reduced into `inout` (which holds this
+  // rank's input) in rank order.
   void ReduceFrames(const CollectiveDescriptor& d, Tensor& inout) {
-    const size_t bytes = inout.num_bytes();
-    auto data = [&](int q) -> const char* {
-      return (q == rank_ ? send_frame_.data() : receive_frames_.data() + q * FrameBytes()) + kDescriptorWireBytes;
-    };
-    char* out = static_cast<char*>(inout.raw_data());
-    if (rank_ != 0) std::memcpy(out, data(0), bytes);
-    for (int q = 1; q < world_size_; ++q) {
-      ReduceElementwise(d.input.dtype, d.reduce_op, out, out, data(q), static_cast<size_t>(inout.num_elements()));
-    }
-    if (d.reduce_op == ReduceOp::kMean) DivideForMean(inout.dtype(), out, inout.num_elements(), world_size_);
+    ReduceInRankOrder(
+        d.input.dtype, d.reduce_op, world_size_, rank_,
+        [&](int q) -> void* { return receive_frames_.data() + q * FrameBytes() + kDescriptorWireBytes; },
+        inout.raw_data(), static_cast<size_t>(inout.num_elements()));
   }
 
   // Reduce-scatter as a ring: block b (rank b's rows) is summed along the ring starting

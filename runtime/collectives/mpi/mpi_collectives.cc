@@ -332,25 +332,15 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   }
 
   // An eager all-reduce whose exchange completed: every rank's tensor is here, reduced in
-  // rank order ((x0 op x1) op x2 ...) so that every rank computes the same bits.
+  // rank order so that every rank computes the same bits.
   absl::Status FinishEager(RunningCall& running) {
     const CollectiveCall& call = running.call;
-    const std::vector<CollectiveDescriptor>& all = running.exchange.descriptors();
-    TSR_RETURN_IF_ERROR(CheckDescriptors(call.seq, all));
+    TSR_RETURN_IF_ERROR(CheckDescriptors(call.seq, running.exchange.descriptors()));
     Tensor inout = call.input;
-    const DType dtype = inout.dtype();
-    const size_t n = static_cast<size_t>(inout.num_elements());
-    char* own = static_cast<char*>(inout.raw_data());
-    // The running result lives in rank 0's payload buffer until this rank's turn, in the
-    // tensor from then on; the left operand is always the result so far.
-    char* acc = rank_ == 0 ? own : running.exchange.payload(0);
-    for (int q = 1; q < world_size_; ++q) {
-      const char* x = q == rank_ ? own : running.exchange.payload(q);
-      char* dst = q >= rank_ ? own : acc;
-      ReduceElementwise(dtype, call.descriptor.reduce_op, dst, acc, x, n);
-      acc = dst;
-    }
-    if (call.descriptor.reduce_op == ReduceOp::kMean) DivideForMean(dtype, own, n, world_size_);
+    ReduceInRankOrder(
+        inout.dtype(), call.descriptor.reduce_op, world_size_, rank_,
+        [&](int q) -> void* { return running.exchange.payload(q); }, inout.raw_data(),
+        static_cast<size_t>(inout.num_elements()));
     return absl::OkStatus();
   }
 
