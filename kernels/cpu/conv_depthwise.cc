@@ -17,6 +17,13 @@ void StridedAxpyScalar(int64_t n, float a, const float* x, int64_t stride, float
 
 int64_t RoundUp8(int64_t n) { return (n + 7) / 8 * 8; }
 
+// The largest input plane DepthwiseConvChannels takes. Moving sixteen planes into pixel
+// vectors and back costs a transpose per 16 pixels each way, against the plane kernel's
+// edge columns and short rows: measured (bench/conv_bench.cc, one thread, MobileNetV2's
+// 3x3 layers) the channel-blocked kernel runs 1.5-2.4x faster on planes of 28x28 and
+// below (192@28: 25 -> 38 GFLOP/s, 960@7: 10 -> 24) and 10% slower at 56x56.
+constexpr int64_t kMaxChannelBlockedPixels = 32 * 32;
+
 // The AVX2 plane kernel on a zero-padded copy of the input (layout: see
 // DepthwisePaddedPlane), held per thread and reused from plane to plane.
 void DepthwisePaddedAvx2(const Window3d& w, const float* x, const float* weights, float bias, float* y) {
@@ -64,6 +71,18 @@ void DepthwisePaddedAvx2(const Window3d& w, const float* x, const float* weights
 }
 
 }  // namespace
+
+bool DepthwiseChannelsApply(const Window3d& w, CpuIsa isa) {
+  return isa >= CpuIsa::kAvx512 && w.dilation[1] == 1 && w.dilation[2] == 1 &&
+         w.kernel[1] * w.kernel[2] <= kMaxDepthwiseBlockTaps && w.out[1] > 0 && w.out[2] > 0 &&
+         w.in[1] * w.in[2] <= kMaxChannelBlockedPixels;
+}
+
+void DepthwiseConvChannels(const Window3d& w, int64_t channels, const float* x, const float* weights, const float* bias,
+                           float* y) {
+  DepthwiseChannelBlockAvx512({x, channels, w.in[1], w.in[2], w.pad_begin[1], w.pad_begin[2], weights, bias,
+                               w.kernel[1], w.kernel[2], w.stride[1], w.stride[2], w.out[1], w.out[2], y});
+}
 
 void DepthwiseConvPlane(const Window3d& w, const float* x, const float* weights, float bias, float* y, CpuIsa isa) {
   if (w.out[1] == 0 || w.out[2] == 0) return;

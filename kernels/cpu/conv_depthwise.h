@@ -5,7 +5,8 @@
 // loop, eight columns per register, over blocks of 4 rows x 16 columns with the sums
 // in registers. Otherwise each tap is accumulated along whole output rows, so the
 // inner loop is a contiguous (or strided) multiply-add. A GEMM would have one row
-// per group here and run at a fraction of the speed.
+// per group here and run at a fraction of the speed. With AVX-512, small planes go
+// sixteen channels at a time instead (DepthwiseConvChannels), one channel per lane.
 #ifndef TESSERA_KERNELS_CPU_CONV_DEPTHWISE_H_
 #define TESSERA_KERNELS_CPU_CONV_DEPTHWISE_H_
 
@@ -15,6 +16,17 @@
 #include "kernels/cpu/cpu_features.h"
 
 namespace tsr {
+
+// Whether DepthwiseConvChannels applies: AVX-512, no dilation, at most 25 taps, and
+// planes small enough that the channel-blocked copies stay in L2.
+bool DepthwiseChannelsApply(const Window3d& w, CpuIsa isa);
+
+// DepthwiseConvPlane for `channels` (up to 16) consecutive planes at once, channel c's
+// input at x + c * in_size, weights at weights + c * taps, bias bias[c] (bias may be
+// null), output at y + c * out_size: the same floats, sixteen channels per vector (see
+// DepthwiseChannelBlock in conv_depthwise_row.h). Only where DepthwiseChannelsApply.
+void DepthwiseConvChannels(const Window3d& w, int64_t channels, const float* x, const float* weights, const float* bias,
+                           float* y);
 
 // y[oh, ow] = bias + sum over taps of weights[kh, kw] * x[ih, iw] for one plane
 // (w.out[0] == w.in[0] == w.kernel[0] == 1), summed in tap order.

@@ -1,5 +1,5 @@
-// The inner loops of the depthwise Conv, one entry point per ISA (the AVX2 one lives in
-// conv_depthwise_avx2.cc). Kept apart from conv_depthwise.h so the ISA file includes
+// The inner loops of the depthwise Conv, one entry point per ISA (conv_depthwise_avx2.cc,
+// conv_depthwise_blocked_avx512.cc). Kept apart from conv_depthwise.h so the ISA file includes
 // nothing with inline functions or templates.
 #ifndef TESSERA_KERNELS_CPU_CONV_DEPTHWISE_ROW_H_
 #define TESSERA_KERNELS_CPU_CONV_DEPTHWISE_ROW_H_
@@ -53,6 +53,29 @@ struct DepthwisePaddedPlane {
   bool zeros_present;
 };
 void DepthwisePaddedPlaneAvx2(const DepthwisePaddedPlane& p, float* y);
+
+// The most taps (kernel_h * kernel_w) DepthwiseChannelBlockAvx512 takes.
+inline constexpr int64_t kMaxDepthwiseBlockTaps = 25;
+
+// Up to sixteen consecutive channels of a depthwise convolution (one input plane per
+// output plane) at once, channel c in vector lane c, for c < channels:
+//   y[c][oh, ow] = bias[c] + sum over kh < kernel_h, kw < kernel_w (in that order) of
+//                  weights[c * kernel_h * kernel_w + kh * kernel_w + kw] *
+//                  x[c][oh * stride_h - pad_top + kh, ow * stride_w - pad_left + kw]
+// with x zero outside [0, in_h) x [0, in_w) -- the same floats as the padded-plane
+// kernel's. Planes are dense (in_h * in_w and out_h * out_w floats apart); bias may be
+// null (zero); no dilation; at most kMaxDepthwiseBlockTaps taps.
+struct DepthwiseChannelBlock {
+  const float* x;
+  int64_t channels;
+  int64_t in_h, in_w, pad_top, pad_left;
+  const float* weights;
+  const float* bias;
+  int64_t kernel_h, kernel_w, stride_h, stride_w;
+  int64_t out_h, out_w;
+  float* y;
+};
+void DepthwiseChannelBlockAvx512(const DepthwiseChannelBlock& b);
 
 }  // namespace tsr
 

@@ -236,6 +236,21 @@ bool ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float
     case ConvAlgorithm::kDepthwise: {
       const CpuIsa isa = ActiveCpuIsa();
       const int64_t m_per_group = geo.out_channels / geo.group;
+      if (m_per_group == 1 && DepthwiseChannelsApply(w, isa)) {
+        // Sixteen channels at a time: (image, block of 16 channels) units.
+        const int64_t blocks = (geo.out_channels + 15) / 16;
+        RunParallelFor(parallel_for, batch * blocks, 32 * pixels * w.taps(), [&](int64_t begin, int64_t end) {
+          for (int64_t u = begin; u < end; ++u) {
+            const int64_t n = u / blocks, c0 = (u % blocks) * 16;
+            const int64_t count = std::min<int64_t>(16, geo.out_channels - c0);
+            DepthwiseConvChannels(w, count, x + (n * geo.channels + c0) * w.in_size(), prepared.raw_ + c0 * w.taps(),
+                                  bias != nullptr ? bias + c0 : nullptr, y + (n * geo.out_channels + c0) * pixels);
+            const int64_t first = n * geo.out_channels + c0;
+            if (epilogue != nullptr) (*epilogue)(first, first + count, 0, pixels);
+          }
+        });
+        return epilogue != nullptr;
+      }
       RunParallelFor(parallel_for, batch * geo.out_channels, 2 * pixels * w.taps(), [&](int64_t begin, int64_t end) {
         for (int64_t nm = begin; nm < end; ++nm) {
           const int64_t n = nm / geo.out_channels, m = nm % geo.out_channels;

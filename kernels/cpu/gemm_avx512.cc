@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/avx512_transpose.h"
 #include "kernels/cpu/gemm_epilogue_simd.h"
 #include "kernels/cpu/gemm_microkernel.h"
 #include "kernels/cpu/gemm_microkernel_simd.h"
@@ -43,8 +44,7 @@ using Avx512Kernel = SimdMicroKernel<Avx512Vec, kMr>;
 static_assert(Avx512Kernel::kNr == kNr);
 
 // Packs a full 14-row strip of a row-major A, 16 depth steps at a time: fourteen
-// 16-float row loads (two zero rows beside them) transposed in registers -- pairs of
-// rows interleaved, then groups of four, then 128-bit lanes twice -- into sixteen
+// 16-float row loads (two zero rows beside them) transposed in registers into sixteen
 // columns stored as 14 floats each, instead of 224 scalar moves.
 void PackAStripAvx512(const float* a, int64_t lda, int64_t kc, float* dst) {
   static_assert(kMr == 14);
@@ -54,32 +54,8 @@ void PackAStripAvx512(const float* a, int64_t lda, int64_t kc, float* dst) {
     __m512 r[16];
     for (int i = 0; i < kMr; ++i) r[i] = _mm512_loadu_ps(a + i * lda + p);
     r[14] = r[15] = _mm512_setzero_ps();
-    // t: per 128-bit lane L, rows 2i and 2i+1 interleaved at columns 4L..4L+1 (lo) and
-    // 4L+2..4L+3 (hi).
-    __m512 t[16];
-    for (int i = 0; i < 8; ++i) {
-      t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-      t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    // u[4g + j], lane L: rows 4g..4g+3 at column 4L + j.
-    __m512 u[16];
-    for (int g = 0; g < 4; ++g) {
-      u[4 * g + 0] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0x44);
-      u[4 * g + 1] = _mm512_shuffle_ps(t[4 * g], t[4 * g + 2], 0xEE);
-      u[4 * g + 2] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0x44);
-      u[4 * g + 3] = _mm512_shuffle_ps(t[4 * g + 1], t[4 * g + 3], 0xEE);
-    }
-    // Column 4L + j: lane L of u[j], u[4 + j], u[8 + j], u[12 + j].
-    for (int j = 0; j < 4; ++j) {
-      const __m512 v02 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);  // lanes 0, 2 of each
-      const __m512 v13 = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xDD);  // lanes 1, 3
-      const __m512 w02 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
-      const __m512 w13 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xDD);
-      _mm512_mask_storeu_ps(dst + (0 + j) * kMr, kRows, _mm512_shuffle_f32x4(v02, w02, 0x88));
-      _mm512_mask_storeu_ps(dst + (8 + j) * kMr, kRows, _mm512_shuffle_f32x4(v02, w02, 0xDD));
-      _mm512_mask_storeu_ps(dst + (4 + j) * kMr, kRows, _mm512_shuffle_f32x4(v13, w13, 0x88));
-      _mm512_mask_storeu_ps(dst + (12 + j) * kMr, kRows, _mm512_shuffle_f32x4(v13, w13, 0xDD));
-    }
+    Transpose16x16Avx512(r);
+    for (int q = 0; q < 16; ++q) _mm512_mask_storeu_ps(dst + q * kMr, kRows, r[q]);
   }
   for (; p < kc; ++p, dst += kMr) {
     for (int i = 0; i < kMr; ++i) dst[i] = a[i * lda + p];

@@ -4,8 +4,10 @@
 // (channels 1, 3, 17, 32; sizes 1..37 including odd ones; strides 1, 2 and 3; symmetric
 // and asymmetric pads; dilations 1 and 2; kernels 1x1 to 5x5; 1-D and 2-D; bias or
 // not), MobileNetV2's depthwise layers, and that these shapes do pick the depthwise
-// algorithm (conv_prepared.h).
+// algorithm (conv_prepared.h); and that the AVX-512 channel-blocked kernel computes the
+// AVX2 plane kernel's floats bit for bit.
 #include <cstdint>
+#include <cstdlib>
 #include <optional>
 #include <random>
 #include <string>
@@ -18,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/conv_prepared.h"
 #include "kernels/cpu/conv_window.h"
+#include "kernels/cpu/cpu_features.h"
 #include "tests/kernels/cpu/cpu_test_util.h"
 
 namespace tsr {
@@ -192,6 +195,52 @@ TEST_P(ConvDepthwiseTest, RandomShapes) {
 }
 
 TSR_INSTANTIATE_FOR_ALL_ISAS(ConvDepthwiseTest);
+
+// With AVX-512, planes up to 28x28 go sixteen channels at a time (DepthwiseConvChannels):
+// the same floats as the AVX2 padded-plane kernel -- bias, then every tap in order,
+// padding included -- whatever the channel count (a last block of fewer than sixteen),
+// window, stride or width (rows of up to 8 outputs go several to a vector block).
+TEST(ConvDepthwiseChannelBlocksTest, BitwiseThePlaneKernel) {
+  if (SupportedCpuIsa(CpuIsa::kAvx512) != CpuIsa::kAvx512) GTEST_SKIP() << "CPU lacks avx512";
+  struct Case {
+    int64_t c, h, w, kernel_h, kernel_w, stride, pad_top, pad_left, pad_bottom, pad_right;
+    bool bias;
+  };
+  const Case cases[] = {{17, 14, 14, 3, 3, 1, 1, 1, 1, 1, true}, {40, 7, 7, 3, 3, 1, 1, 1, 1, 1, false},
+                        {16, 14, 14, 3, 3, 2, 1, 1, 1, 1, true}, {3, 28, 28, 3, 3, 2, 0, 1, 1, 0, true},
+                        {33, 13, 9, 5, 5, 1, 2, 2, 2, 2, true},  {5, 6, 23, 1, 3, 3, 0, 1, 0, 1, false},
+                        {1, 1, 1, 3, 3, 1, 1, 1, 1, 1, true},    {20, 9, 2, 3, 3, 1, 1, 1, 1, 1, true}};
+  uint32_t seed = 500;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(
+        absl::StrCat("c=", k.c, " ", k.h, "x", k.w, " kernel ", k.kernel_h, "x", k.kernel_w, " stride ", k.stride));
+    ConvGeometry g;
+    g.window = Window3d{.in = {1, k.h, k.w},
+                        .out = {1, (k.h + k.pad_top + k.pad_bottom - k.kernel_h) / k.stride + 1,
+                                (k.w + k.pad_left + k.pad_right - k.kernel_w) / k.stride + 1},
+                        .kernel = {1, k.kernel_h, k.kernel_w},
+                        .stride = {1, k.stride, k.stride},
+                        .dilation = {1, 1, 1},
+                        .pad_begin = {0, k.pad_top, k.pad_left},
+                        .pad_end = {0, k.pad_bottom, k.pad_right}};
+    g.channels = g.out_channels = g.group = k.c;
+    std::mt19937 rng(seed++);
+    const Tensor x = RandomF32(rng, Shape({2, k.c, k.h, k.w}));
+    const Tensor weights = RandomF32(rng, Shape({k.c, 1, k.kernel_h, k.kernel_w}));
+    const Tensor bias = RandomF32(rng, Shape({k.c}));
+    absl::StatusOr<PreparedConvWeights> prepared = PrepareConvWeights(g, weights.data<float>());
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    ASSERT_EQ(prepared->algorithm(), ConvAlgorithm::kDepthwise);
+    const int64_t out = 2 * k.c * g.window.out_size();
+    std::vector<float> planes(static_cast<size_t>(out)), blocks(static_cast<size_t>(out));
+    ::setenv("TESSERA_CPU_ISA", "avx2", 1);
+    ConvForward(*prepared, 2, x.data<float>(), k.bias ? bias.data<float>() : nullptr, planes.data());
+    ::setenv("TESSERA_CPU_ISA", "avx512", 1);
+    ConvForward(*prepared, 2, x.data<float>(), k.bias ? bias.data<float>() : nullptr, blocks.data());
+    ::unsetenv("TESSERA_CPU_ISA");
+    for (int64_t i = 0; i < out; ++i) ASSERT_EQ(planes[i], blocks[i]) << "element " << i;
+  }
+}
 
 }  // namespace
 }  // namespace tsr
