@@ -36,7 +36,8 @@ namespace {
 
 constexpr absl::string_view kUsage =
     "tessera run MODEL --input NAME=FILE.npy [--input ...] [--output-dir DIR] [--profile TRACE.json]\n"
-    "                   [--threads N] [--device cpu|reference] [--interpret] [--top N] [--seed N]";
+    "                   [--threads N] [--device cpu|reference] [--interpret] [--top N] [--seed N]\n"
+    "                   [--warmup N]";
 constexpr absl::string_view kDescription =
     "Loads MODEL (a GraphDef: .pb or .tsrg binary, .pbtxt text; or an ONNX model, .onnx,\n"
     "opsets 11-18, symbolic dims as the batch dimension), feeds every signature\n"
@@ -53,7 +54,9 @@ constexpr absl::string_view kDescription =
     "(characters other than letters, digits, '.', '_' and '-' in the name become '_'; bf16\n"
     "outputs are written as f32, which numpy can read). With --profile, times every op,\n"
     "writes a Chrome trace (open it in https://ui.perfetto.dev or chrome://tracing) and\n"
-    "prints the ops that took longest. Variables are initialized from --seed.";
+    "prints the ops that took longest; --warmup N runs the model N times first, untimed,\n"
+    "so that the profile shows the steady state (the first run also pays for page faults,\n"
+    "first-touch allocations and cold caches). Variables are initialized from --seed.";
 
 // Takes every --input/-i out of `args` (FlagParser keeps only the last value of a
 // flag given twice); the rest is left for FlagParser. Stops at "--".
@@ -161,8 +164,9 @@ absl::Status Compile(const Graph& graph, int64_t batch, const RunOptions& option
   compile.batch = batch;
   TSR_ASSIGN_OR_RETURN(compile.variable_values, InitialVariableValues(graph, options.seed));
   TSR_ASSIGN_OR_RETURN(Executable executable, CompileGraph(graph, compile));
-  TSR_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
-                       CompiledProgram::Load(std::move(executable), {.threads = options.threads, .seed = options.seed}));
+  TSR_ASSIGN_OR_RETURN(
+      std::unique_ptr<CompiledProgram> program,
+      CompiledProgram::Load(std::move(executable), {.threads = options.threads, .seed = options.seed}));
   std::shared_ptr<CompiledProgram> shared(std::move(program));
   model.run = [shared](const Feeds& feeds, RunMetadata* metadata) { return shared->Run(feeds, metadata); };
   return absl::OkStatus();
@@ -210,7 +214,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   FlagParser flags;
   std::string unused_input, output_dir, profile_path, device = "cpu";
-  int64_t threads = 0, top = 10, seed = 0;
+  int64_t threads = 0, top = 10, seed = 0, warmup = 0;
   flags.AddString("input", 'i', "NAME=FILE", &unused_input,
                   "feed signature input NAME from a .npy file (once per input)");
   flags.AddString("output-dir", 'o', "DIR", &output_dir, "write each output as DIR/<name>.npy");
@@ -219,6 +223,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   flags.AddString("device", '\0', "DEV", &device, "cpu (default) or reference (the oracle kernels only)");
   flags.AddInt("top", '\0', "N", &top, "with --profile, how many op types to list (default 10)");
   flags.AddInt("seed", '\0', "N", &seed, "seed of the variable initializers and random ops (default 0)");
+  flags.AddInt("warmup", '\0', "N", &warmup, "untimed runs before the one whose outputs are printed (default 0)");
   bool interpret = false;
   flags.AddBool("interpret", '\0', &interpret,
                 "run op by op with the interpreter (the oracle) instead of compiling the graph");
@@ -237,6 +242,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (threads < 0 || threads > 4096) return UsageError(err, "run", "--threads must be in [0, 4096]");
   if (top < 0) return UsageError(err, "run", "--top must not be negative");
   if (seed < 0) return UsageError(err, "run", "--seed must not be negative");
+  if (warmup < 0 || warmup > 1000000) return UsageError(err, "run", "--warmup must be in [0, 1000000]");
 
   // NAME=FILE pairs, checked before any file is read.
   std::vector<std::pair<std::string, std::string>> inputs;
@@ -305,6 +311,11 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
     }
   }
 
+  for (int64_t i = 0; i < warmup; ++i) {
+    if (absl::StatusOr<std::vector<Tensor>> warm = model->run(feeds, nullptr); !warm.ok()) {
+      return Failure(err, "run", warm.status());
+    }
+  }
   RunMetadata metadata;
   absl::StatusOr<std::vector<Tensor>> outputs = model->run(feeds, profile ? &metadata : nullptr);
   if (!outputs.ok()) return Failure(err, "run", outputs.status());

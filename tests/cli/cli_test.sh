@@ -244,7 +244,8 @@ assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(a, b)), (a, b)
 assert len(set(a)) > 1, a' "$tmp/out/logits.npy" "$tmp/ref/logits.npy" || fail "cpu and reference logits differ"
     fi
     # The default: compiled for the feeds' batch size (fused MatMul + bias + ReLU steps).
-    run "$tessera" run "$tmp/mlp.pb" -i "image=$tmp/image.npy" -o "$tmp/compiled" --profile "$tmp/ctrace.json"
+    run "$tessera" run "$tmp/mlp.pb" -i "image=$tmp/image.npy" -o "$tmp/compiled" --profile "$tmp/ctrace.json" \
+      --warmup 2
     expect_code 0
     expect_not_err "interpreter"
     expect_out "wrote a Chrome trace of 3 ops to $tmp/ctrace.json"
@@ -268,6 +269,10 @@ assert all(abs(x - y) <= 1e-4 * max(1.0, abs(y)) for x, y in zip(a, b)), (a, b)'
   run_errors)
     run "$tessera" example mlp -o "$tmp/mlp.pb"
     expect_code 0
+    write_npy "$tmp/image.npy" '<f4' '(2, 784)' '\x00\x00\x80\x3f' 1568
+    run "$tessera" run "$tmp/mlp.pb" -i "image=$tmp/image.npy" --warmup -1
+    expect_code 2
+    expect_err "--warmup must be in [0, 1000000]"
     run "$tessera" run "$tmp/mlp.pb"
     expect_code 2
     expect_err "missing --input image=FILE.npy (the model's input 'image' is f32[N,784])"
