@@ -86,7 +86,9 @@ const ConvLayer kLayers[] = {
     {"mb pw 144-24 @56", 144, 24, 56, 1, 1, 0},
     {"mb pw 960-320 @7", 960, 320, 7, 1, 1, 0},
     {"mb pw 320-1280 @7", 320, 1280, 7, 1, 1, 0},
-    // MobileNetV2's depthwise layers on small images (blocks 4 to 17).
+    // MobileNetV2's other depthwise layers (blocks 3 to 17).
+    {"mb dw 3x3 144 @56", 144, 144, 56, 3, 1, 1, 144},
+    {"mb dw 3x3/2 144 @56", 144, 144, 56, 3, 2, 1, 144},
     {"mb dw 3x3 192 @28", 192, 192, 28, 3, 1, 1, 192},
     {"mb dw 3x3 384 @14", 384, 384, 14, 3, 1, 1, 384},
     {"mb dw 3x3/2 576 @14", 576, 576, 14, 3, 2, 1, 576},

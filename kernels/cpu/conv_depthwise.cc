@@ -17,12 +17,14 @@ void StridedAxpyScalar(int64_t n, float a, const float* x, int64_t stride, float
 
 int64_t RoundUp8(int64_t n) { return (n + 7) / 8 * 8; }
 
-// The largest input plane DepthwiseConvChannels takes. Moving sixteen planes into pixel
-// vectors and back costs a transpose per 16 pixels each way, against the plane kernel's
-// edge columns and short rows: measured (bench/conv_bench.cc, one thread, MobileNetV2's
-// 3x3 layers) the channel-blocked kernel runs 1.5-2.4x faster on planes of 28x28 and
-// below (192@28: 25 -> 38 GFLOP/s, 960@7: 10 -> 24) and 10% slower at 56x56.
-constexpr int64_t kMaxChannelBlockedPixels = 32 * 32;
+// The largest input plane DepthwiseConvChannels takes: its padded copy of sixteen
+// channels (64 bytes a pixel; 0.8 MiB at 112x112) should stay in L2. Moving sixteen
+// planes into pixel vectors and back costs a transpose per 16 pixels each way, against
+// the plane kernel's edge columns, short rows and (stride 2) deinterleaving: measured
+// (bench/conv_bench.cc, one thread, MobileNetV2's 3x3 layers) the channel-blocked kernel
+// is faster on every one, 1.2x at 112x112 (32@112: 41 -> 49 GFLOP/s), 1.5x at 56 with
+// stride 2 (144@56/2: 17 -> 25) and 2.4-3x at 7 and 14 (960@7: 10 -> 33).
+constexpr int64_t kMaxChannelBlockedPixels = 128 * 128;
 
 // The AVX2 plane kernel on a zero-padded copy of the input (layout: see
 // DepthwisePaddedPlane), held per thread and reused from plane to plane.

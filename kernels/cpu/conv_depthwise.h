@@ -5,7 +5,7 @@
 // loop, eight columns per register, over blocks of 4 rows x 16 columns with the sums
 // in registers. Otherwise each tap is accumulated along whole output rows, so the
 // inner loop is a contiguous (or strided) multiply-add. A GEMM would have one row
-// per group here and run at a fraction of the speed. With AVX-512, small planes go
+// per group here and run at a fraction of the speed. With AVX-512, planes up to 128x128 go
 // sixteen channels at a time instead (DepthwiseConvChannels), one channel per lane.
 #ifndef TESSERA_KERNELS_CPU_CONV_DEPTHWISE_H_
 #define TESSERA_KERNELS_CPU_CONV_DEPTHWISE_H_
@@ -18,7 +18,7 @@
 namespace tsr {
 
 // Whether DepthwiseConvChannels applies: AVX-512, no dilation, at most 25 taps, and
-// planes small enough that the channel-blocked copies stay in L2.
+// planes small enough (up to 128x128) that the channel-blocked copies stay in L2.
 bool DepthwiseChannelsApply(const Window3d& w, CpuIsa isa);
 
 // DepthwiseConvPlane for `channels` (up to 16) consecutive planes at once, channel c's

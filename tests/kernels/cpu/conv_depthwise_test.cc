@@ -196,7 +196,7 @@ TEST_P(ConvDepthwiseTest, RandomShapes) {
 
 TSR_INSTANTIATE_FOR_ALL_ISAS(ConvDepthwiseTest);
 
-// With AVX-512, planes up to 28x28 go sixteen channels at a time (DepthwiseConvChannels):
+// With AVX-512, planes up to 128x128 go sixteen channels at a time (DepthwiseConvChannels):
 // the same floats as the AVX2 padded-plane kernel -- bias, then every tap in order,
 // padding included -- whatever the channel count (a last block of fewer than sixteen),
 // window, stride or width (rows of up to 8 outputs go several to a vector block).
@@ -206,10 +206,11 @@ TEST(ConvDepthwiseChannelBlocksTest, BitwiseThePlaneKernel) {
     int64_t c, h, w, kernel_h, kernel_w, stride, pad_top, pad_left, pad_bottom, pad_right;
     bool bias;
   };
-  const Case cases[] = {{17, 14, 14, 3, 3, 1, 1, 1, 1, 1, true}, {40, 7, 7, 3, 3, 1, 1, 1, 1, 1, false},
-                        {16, 14, 14, 3, 3, 2, 1, 1, 1, 1, true}, {3, 28, 28, 3, 3, 2, 0, 1, 1, 0, true},
-                        {33, 13, 9, 5, 5, 1, 2, 2, 2, 2, true},  {5, 6, 23, 1, 3, 3, 0, 1, 0, 1, false},
-                        {1, 1, 1, 3, 3, 1, 1, 1, 1, 1, true},    {20, 9, 2, 3, 3, 1, 1, 1, 1, 1, true}};
+  const Case cases[] = {{17, 14, 14, 3, 3, 1, 1, 1, 1, 1, true},   {40, 7, 7, 3, 3, 1, 1, 1, 1, 1, false},
+                        {16, 14, 14, 3, 3, 2, 1, 1, 1, 1, true},   {3, 28, 28, 3, 3, 2, 0, 1, 1, 0, true},
+                        {33, 13, 9, 5, 5, 1, 2, 2, 2, 2, true},    {5, 6, 23, 1, 3, 3, 0, 1, 0, 1, false},
+                        {1, 1, 1, 3, 3, 1, 1, 1, 1, 1, true},      {20, 9, 2, 3, 3, 1, 1, 1, 1, 1, true},
+                        {16, 112, 112, 3, 3, 2, 0, 0, 1, 1, true}, {19, 56, 57, 3, 3, 1, 1, 1, 1, 1, false}};
   uint32_t seed = 500;
   for (const Case& k : cases) {
     SCOPED_TRACE(
