@@ -62,6 +62,7 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, absl::Time deadline
   int polls = 0;
   while (pending_receives_ + pending_sends_ > 0) {
     int count = 0;
+    absl::Status failure;  // a message that is not this collective's descriptor
     {
       ScopedMpiCall mpi;
       MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, completed_.data(),
@@ -79,13 +80,13 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, absl::Time deadline
         int64_t seq = 0;
         absl::StatusOr<CollectiveDescriptor> d = DecodeDescriptor(theirs_.get() + q * kDescriptorWireBytes, &seq);
         if (!d.ok()) {
-          return Abandon(absl::DataLossError(absl::StrCat(where_, ": from rank ", q, ": ", d.status().message())),
-                         parked);
+          failure = absl::DataLossError(absl::StrCat(where_, ": from rank ", q, ": ", d.status().message()));
+          break;
         }
         if (seq != seq_) {
-          return Abandon(absl::InternalError(absl::StrCat(where_, ": rank ", q, " sent the descriptor of seq ", seq,
-                                                          " (the communicator's ranks are out of step)")),
-                         parked);
+          failure = absl::InternalError(absl::StrCat(where_, ": rank ", q, " sent the descriptor of seq ", seq,
+                                                     " (the communicator's ranks are out of step)"));
+          break;
         }
         descriptors_[q] = *std::move(d);
         if (const size_t bytes = EagerPayloadBytes(descriptors_[q], world_size_); bytes > 0) {
@@ -96,6 +97,8 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, absl::Time deadline
         }
       }
     }
+    // (Abandon takes the serializing lock itself.)
+    if (!failure.ok()) return Abandon(std::move(failure), parked);
     if (pending_receives_ == 0 && !notices_checked_) {
       // Everything sent here has arrived; a rank that gave up before this one came has
       // also sent its notice (and may never take this rank's sends).
