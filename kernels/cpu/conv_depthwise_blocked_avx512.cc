@@ -80,25 +80,15 @@ ChunkFn WholeRows(int64_t rows) {
 // stores serve more than 8 of its 16 lanes.
 constexpr int64_t kMaxWholeRowWidth = 8;
 
+// WholeRows<W> for widths 1 to kMaxWholeRowWidth.
+template <int... Ws>
+constexpr std::array<ChunkFn (*)(int64_t), sizeof...(Ws)> WholeRowsByWidth(std::integer_sequence<int, Ws...>) {
+  return {&WholeRows<Ws + 1>...};
+}
+
 ChunkFn WholeRowsChunk(int64_t width, int64_t rows) {
-  switch (width) {
-    case 1:
-      return WholeRows<1>(rows);
-    case 2:
-      return WholeRows<2>(rows);
-    case 3:
-      return WholeRows<3>(rows);
-    case 4:
-      return WholeRows<4>(rows);
-    case 5:
-      return WholeRows<5>(rows);
-    case 6:
-      return WholeRows<6>(rows);
-    case 7:
-      return WholeRows<7>(rows);
-    default:
-      return WholeRows<8>(rows);
-  }
+  static constexpr auto kByWidth = WholeRowsByWidth(std::make_integer_sequence<int, kMaxWholeRowWidth>());
+  return kByWidth[width - 1](rows);
 }
 
 }  // namespace
@@ -108,16 +98,16 @@ void DepthwiseChannelBlockAvx512(const DepthwiseChannelBlock& b) {
   const int64_t rows = (b.out_h - 1) * b.stride_h + b.kernel_h;
   const int64_t cols = (b.out_w - 1) * b.stride_w + b.kernel_w;
   thread_local std::vector<float> scratch;
-  thread_local int64_t last_layout[6] = {-1};
+  thread_local int64_t last_layout[7] = {-1};
   const size_t floats = static_cast<size_t>(rows * cols * kLanes);
   if (scratch.size() < floats) scratch.resize(floats);
   // The padding stays zero from one block to the next of the same layout: only the
   // input's pixels are written.
-  const int64_t layout[6] = {
-      reinterpret_cast<int64_t>(scratch.data()), rows, cols, b.pad_top, b.pad_left, b.in_h * 65536 + b.in_w};
-  if (!std::equal(layout, layout + 6, last_layout)) {
+  const int64_t layout[7] = {
+      reinterpret_cast<int64_t>(scratch.data()), rows, cols, b.pad_top, b.pad_left, b.in_h, b.in_w};
+  if (!std::equal(layout, layout + 7, last_layout)) {
     std::fill_n(scratch.data(), floats, 0.0f);
-    std::copy(layout, layout + 6, last_layout);
+    std::copy(layout, layout + 7, last_layout);
   }
   float* s = scratch.data();
   const int64_t in_plane = b.in_h * b.in_w;
