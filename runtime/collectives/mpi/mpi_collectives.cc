@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "graph/status_macros.h"
@@ -182,8 +181,8 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
         if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
       }
       for (std::unique_ptr<char[]>& buffer : parked.buffers) buffer.release();
-      // MPI may still read the eager payload's tensor: a reference to it is never dropped.
-      new Tensor(std::move(parked.tensor));
+      // MPI may still read an eager payload's tensor: a reference to it is never dropped.
+      if (parked.tensor.valid()) new Tensor(std::move(parked.tensor));
     }
     parked_.clear();
     MPI_Comm_free(&comm_);
@@ -312,7 +311,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     running.exchange.Post();
     absl::StatusOr<bool> done = running.exchange.Progress(/*wait=*/true, running.deadline, options_.timeout, &parked_);
     if (!done.ok()) return Poison(done.status());
-    if (mpi_internal::EagerPayloadBytes(call.descriptor, world_size_) > 0) return FinishEager(running);
+    if (running.exchange.eager()) return FinishEager(running);
     const std::vector<CollectiveDescriptor>& all = running.exchange.descriptors();
     TSR_RETURN_IF_ERROR(CheckDescriptors(call.seq, all));
     TSR_RETURN_IF_ERROR(CheckCounts(call.seq, all));

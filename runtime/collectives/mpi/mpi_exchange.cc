@@ -40,7 +40,7 @@ void DescriptorExchange::Post() {
   mine_ = std::make_unique<char[]>(kDescriptorWireBytes);
   EncodeDescriptor(descriptors_[rank_], seq_, mine_.get());
   theirs_ = std::make_unique<char[]>(static_cast<size_t>(world_size_) * kDescriptorWireBytes);
-  const size_t payload_bytes = EagerPayloadBytes(descriptors_[rank_], world_size_);
+  const size_t payload_bytes = eager() ? payload_.num_bytes() : 0;
   ScopedMpiCall mpi;
   for (int q = 0; q < world_size_; ++q) {
     if (q == rank_) continue;

@@ -58,6 +58,9 @@ class DescriptorExchange {
   DescriptorExchange(const DescriptorExchange&) = delete;
   DescriptorExchange& operator=(const DescriptorExchange&) = delete;
 
+  // Whether this rank's tensor goes behind its descriptor (EagerPayloadBytes(mine) > 0).
+  bool eager() const { return payload_.valid(); }
+
   // Posts the descriptor receives and this rank's sends.
   void Post();
 
