@@ -36,10 +36,12 @@ echo "== kernel and runtime tests under AddressSanitizer + UndefinedBehaviorSani
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}" CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-12G}"
 ASAN_DIR="$ROOT/build-asan"
 ASAN_LOG="$(mktemp)"
+ASAN_BUILD_LOG="$(mktemp)"
 asan_passed=0
 asan_failed=0
-if cmake -G Ninja -S "$ROOT" -B "$ASAN_DIR" -DTESSERA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null &&
-   ninja -C "$ASAN_DIR" -j "$(nproc)" $(ninja -C "$ASAN_DIR" -t targets all | grep -oE "^(kernels|runtime|graph_onnx)_[a-z0-9_]*_test" | sort -u) >/dev/null; then
+if cmake -G Ninja -S "$ROOT" -B "$ASAN_DIR" -DTESSERA_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >"$ASAN_BUILD_LOG" 2>&1 &&
+   ninja -C "$ASAN_DIR" -j "$(nproc)" $(ninja -C "$ASAN_DIR" -t targets all | grep -oE "^(kernels|runtime|graph_onnx)_[a-z0-9_]*_test" | sort -u) >>"$ASAN_BUILD_LOG" 2>&1; then
+  du -sh "$ASAN_DIR" 2>/dev/null || true
   ctest --test-dir "$ASAN_DIR" --output-on-failure -j "$(nproc)" -R "^(kernels|runtime|graph/onnx)/" 2>&1 | tee "$ASAN_LOG"
   asan_total=$(grep -oE "out of [0-9]+" "$ASAN_LOG" | tail -1 | grep -oE "[0-9]+" || echo 0)
   asan_failed=$(grep -oE "[0-9]+ tests failed" "$ASAN_LOG" | tail -1 | grep -oE "^[0-9]+" || echo 0)
@@ -48,7 +50,10 @@ if cmake -G Ninja -S "$ROOT" -B "$ASAN_DIR" -DTESSERA_SANITIZE=ON -DCMAKE_BUILD_
   if [[ "$asan_total" -eq 0 ]]; then asan_failed=1; fi
   asan_passed=$((asan_total - asan_failed))
 else
-  echo "sanitizer build failed"
+  # The compiler's or linker's words (ninja prints them on stdout), and how full the disk is.
+  echo "sanitizer build failed; the end of its output:"
+  tail -40 "$ASAN_BUILD_LOG"
+  df -h "$ASAN_DIR" 2>/dev/null || true
   asan_failed=1
 fi
 
