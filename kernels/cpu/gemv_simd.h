@@ -35,8 +35,9 @@ template <class V>
 struct SimdGemv {
   using T = typename V::T;
   static constexpr int kW = V::kWidth;
-  // Columns per register block of the plain case; rows per block of the transposed one.
-  static constexpr int kColumnVectors = 4;
+  // Columns per pass of the plain case (their sums: 8 KiB); rows per block of the
+  // transposed one.
+  static constexpr int64_t kStreamColumns = 2048;
   static constexpr int kRows = 4;
 
   static inline void Combine(float acc, float* c, float alpha, float beta, bool first) {
@@ -47,21 +48,36 @@ struct SimdGemv {
     }
   }
 
-  // Columns [0, kVectors * kW) of a plain B, depth block [p0, p1).
-  template <int kVectors>
-  static inline void PlainBlock(int64_t p0, int64_t p1, const float* a, const float* b, int64_t ldb, float* c,
-                                float alpha, float beta) {
-    T acc[kVectors];
-    for (int v = 0; v < kVectors; ++v) acc[v] = V::Zero();
-    for (int64_t p = p0; p < p1; ++p) {
+  // Columns [0, cols) of a plain B (cols a multiple of kW, at most kStreamColumns),
+  // depth block [p0, p1): the block's rows are read whole, front to back, four at a time,
+  // into sums kept in an L1-resident buffer -- B streams through memory as it lies
+  // instead of in kW-column strips a row apart, which left the prefetchers one short
+  // line per row (a 1280x1000 classifier ran at 11 GB/s, ONNX Runtime's at 16).
+  // Each sum still sees fma(a[p], B[p][j], .) from zero in order of p.
+  static inline void PlainBlock(int64_t p0, int64_t p1, int64_t cols, const float* a, const float* b, int64_t ldb,
+                                float* c, float alpha, float beta) {
+    alignas(64) float sums[kStreamColumns];
+    for (int64_t j = 0; j < cols; j += kW) V::Store(sums + j, V::Zero());
+    int64_t p = p0;
+    for (; p + 4 <= p1; p += 4) {
+      const T a0 = V::Set1(a[p]), a1 = V::Set1(a[p + 1]), a2 = V::Set1(a[p + 2]), a3 = V::Set1(a[p + 3]);
+      const float* r0 = b + p * ldb;
+      const float* r1 = r0 + ldb;
+      const float* r2 = r1 + ldb;
+      const float* r3 = r2 + ldb;
+      for (int64_t j = 0; j < cols; j += kW) {
+        T acc = V::Fma(a0, V::LoadU(r0 + j), V::Load(sums + j));
+        acc = V::Fma(a1, V::LoadU(r1 + j), acc);
+        acc = V::Fma(a2, V::LoadU(r2 + j), acc);
+        V::Store(sums + j, V::Fma(a3, V::LoadU(r3 + j), acc));
+      }
+    }
+    for (; p < p1; ++p) {
       const T ap = V::Set1(a[p]);
       const float* row = b + p * ldb;
-#pragma GCC unroll 4
-      for (int v = 0; v < kVectors; ++v) acc[v] = V::Fma(ap, V::LoadU(row + v * kW), acc[v]);
+      for (int64_t j = 0; j < cols; j += kW) V::Store(sums + j, V::Fma(ap, V::LoadU(row + j), V::Load(sums + j)));
     }
-    alignas(64) float sums[kVectors * kW];
-    for (int v = 0; v < kVectors; ++v) V::StoreU(sums + v * kW, acc[v]);
-    for (int j = 0; j < kVectors * kW; ++j) Combine(sums[j], c + j, alpha, beta, p0 == 0);
+    for (int64_t j = 0; j < cols; ++j) Combine(sums[j], c + j, alpha, beta, p0 == 0);
   }
 
   // Rows [0, kRowCount) of a transposed B (row j: column j of op(B)).
@@ -104,13 +120,13 @@ struct SimdGemv {
       for (; j < n; ++j) TransposedBlock<1>(k, a, b + j * ldb, ldb, c + j, alpha, beta);
       return;
     }
+    const int64_t vector_n = n / kW * kW;
     for (int64_t p0 = 0; p0 < k; p0 += kc) {
       const int64_t p1 = std::min(k, p0 + kc);
-      for (j = 0; j + kColumnVectors * kW <= n; j += kColumnVectors * kW) {
-        PlainBlock<kColumnVectors>(p0, p1, a, b + j, ldb, c + j, alpha, beta);
+      for (j = 0; j < vector_n; j += kStreamColumns) {
+        PlainBlock(p0, p1, std::min(kStreamColumns, vector_n - j), a, b + j, ldb, c + j, alpha, beta);
       }
-      for (; j + kW <= n; j += kW) PlainBlock<1>(p0, p1, a, b + j, ldb, c + j, alpha, beta);
-      for (; j < n; ++j) {
+      for (j = vector_n; j < n; ++j) {
         float acc = 0.0f;
         for (int64_t p = p0; p < p1; ++p) acc = std::fma(a[p], b[p * ldb + j], acc);
         Combine(acc, c + j, alpha, beta, p0 == 0);

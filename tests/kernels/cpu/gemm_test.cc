@@ -468,12 +468,13 @@ TEST(SgemmPackedTest, OnePackedAServesManyCallsAndThreads) {
 }
 
 // One row of C (M = 1) with B in memory runs as a GEMV (gemv_simd.h): against the
-// triple loop over column counts around every vector block (1, 15-17, 63-65, 1000) and
+// triple loop over column counts around every vector block (1, 15-17, 63-65, 1000, and
+// 2100: past the 2048 columns one pass over B's rows covers) and
 // depths around the vector width and past one depth block (300, 1280), with alpha,
 // beta, padded strides, a transposed or packed A; bitwise equal at every thread split;
 // and with a plain B bitwise equal to the blocked path (a caller-packed B).
 TEST(SgemvTest, OneRowAgainstTripleLoopBlockedPathAndSplits) {
-  const int64_t columns[] = {1, 15, 16, 17, 63, 64, 65, 1000};
+  const int64_t columns[] = {1, 15, 16, 17, 63, 64, 65, 1000, 2100};
   const int64_t depths[] = {1, 15, 17, 33, 300, 1280};
   for (CpuIsa isa : SupportedIsas()) {
     uint32_t seed = 6000;
@@ -487,7 +488,7 @@ TEST(SgemvTest, OneRowAgainstTripleLoopBlockedPathAndSplits) {
         }
       }
     }
-    for (int64_t n : {int64_t{17}, int64_t{1000}}) {
+    for (int64_t n : {int64_t{17}, int64_t{1000}, int64_t{2100}}) {
       for (int64_t k : {int64_t{33}, int64_t{1280}}) {
         for (int t = 0; t < 4; ++t) {
           SCOPED_TRACE(absl::StrCat("isa=", CpuIsaName(isa), " n=", n, " k=", k, " trans=", t));
