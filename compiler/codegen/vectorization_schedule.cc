@@ -120,6 +120,18 @@ std::string BuildVectorizationSchedule(mlir::ModuleOp module, const ScheduleOpti
     }
     std::vector<int64_t> targets(extents.size(), 1);
     targets.back() = 8 * lanes;
+    // A reduction along the innermost dim: a tile of one output is one serial chain through
+    // the reduced elements. `lanes` outputs at a time (of the innermost parallel dim) run
+    // `lanes` chains side by side in one vector register instead.
+    const llvm::SmallVector<mlir::utils::IteratorType> iterators = op.getIteratorTypesArray();
+    if (iterators.back() == mlir::utils::IteratorType::reduction) {
+      for (size_t d = iterators.size(); d-- > 0;) {
+        if (iterators[d] == mlir::utils::IteratorType::parallel) {
+          targets[d] = lanes;
+          break;
+        }
+      }
+    }
     AppendTiling(handle, TileLevel(extents, targets, &tiled), &script, &tiled_handle, &counter);
   });
   // Vectorization turns a multiply and a reduction into vector.contract, which lowers to

@@ -241,7 +241,17 @@ mlir::LogicalResult LowerElementwiseOp(mlir::OpBuilder& builder, mlir::Operation
     } else if (name == "Mul") {
       body = [](const Scalar& s, ValueRange v) { return s.Mul(v[0], v[1]); };
     } else if (name == "Div") {
-      body = [](const Scalar& s, ValueRange v) { return s.Div(v[0], v[1]); };
+      // By a constant: a multiply by its reciprocal, as XLA's algebraic simplifier does (a
+      // divide costs ten multiplies' throughput; GELU's x / sqrt(2) is one per element).
+      // Within an ulp of the quotient; exact for powers of two.
+      const std::optional<double> divisor = SplatFloat(op->getOperand(1));
+      if (divisor.has_value() && std::isfinite(*divisor) && *divisor != 0.0 &&
+          std::isfinite(1.0f / static_cast<float>(*divisor))) {
+        const double reciprocal = 1.0f / static_cast<float>(*divisor);
+        body = [reciprocal](const Scalar& s, ValueRange v) { return s.Mul(v[0], s.C(reciprocal)); };
+      } else {
+        body = [](const Scalar& s, ValueRange v) { return s.Div(v[0], v[1]); };
+      }
     } else if (name == "Max" || name == "Min") {
       const bool is_max = name == "Max";
       body = [is_max](const Scalar& s, ValueRange v) {

@@ -2,7 +2,7 @@
 // "reduction" reduced dims, accumulator in a rank-reduced tensor) plus elementwise
 // linalg.generic ops that read the per-row statistics through projected indexing maps.
 // Softmax/LogSoftmax and LayerNormalization follow kernels/reference/normalization_kernels.cc:
-// max-shifted exp, sum, then exp(x - max) / sum or x - max - log(sum); mean, population
+// max-shifted exp, sum, then exp(x - max) * (1 / sum) or x - max - log(sum); mean, population
 // variance of x - mean (two passes), (x - mean) * (1 / sqrt(var + epsilon)) * scale + bias.
 #include "compiler/lowering/reduction_lowering.h"
 
@@ -250,13 +250,22 @@ mlir::FailureOr<Value> LowerSoftmax(OpBuilder& b, mlir::Operation* op, bool log,
   PreMap shifted_exp = [](OpBuilder& nb, Location nl, Value v, Value m) -> Value {
     return nb.create<mlir::math::ExpOp>(nl, nb.create<mlir::arith::SubFOp>(nl, v, m));
   };
-  Value sum = Reduce(b, loc, x, reduced, Combine::kSum, max, shifted_exp);
   if (!log) {
-    return Map(b, loc, type, {{x, id}, {max, kept}, {sum, kept}},
-               [&](OpBuilder& nb, Location nl, ValueRange v) -> Value {
-                 return nb.create<mlir::arith::DivFOp>(nl, shifted_exp(nb, nl, v[0], v[1]), v[2]);
-               });
+    // exp(x - max) once, kept for the output (the exponential is most of the work), then
+    // its sum, then one multiply by the sum's reciprocal per element instead of a divide.
+    Value e = Map(b, loc, type, {{x, id}, {max, kept}},
+                  [&](OpBuilder& nb, Location nl, ValueRange v) -> Value { return shifted_exp(nb, nl, v[0], v[1]); });
+    Value sum = Reduce(b, loc, e, reduced, Combine::kSum);
+    auto kept_type = mlir::cast<RankedTensorType>(sum.getType());
+    Value inverse = Map(b, loc, kept_type, {{sum, b.getMultiDimIdentityMap(kept_type.getRank())}},
+                        [](OpBuilder& nb, Location nl, ValueRange v) -> Value {
+                          return nb.create<mlir::arith::DivFOp>(nl, F32(nb, nl, 1.0), v[0]);
+                        });
+    return Map(b, loc, type, {{e, id}, {inverse, kept}}, [](OpBuilder& nb, Location nl, ValueRange v) -> Value {
+      return nb.create<mlir::arith::MulFOp>(nl, v[0], v[1]);
+    });
   }
+  Value sum = Reduce(b, loc, x, reduced, Combine::kSum, max, shifted_exp);
   auto kept_type = mlir::cast<RankedTensorType>(sum.getType());
   Value log_sum =
       Map(b, loc, kept_type, {{sum, b.getMultiDimIdentityMap(kept_type.getRank())}},

@@ -37,6 +37,28 @@ func.func @chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>, %s: tensor<4x1xf32>) ->
 
 // -----
 
+// Division by a splat constant is a multiply by its reciprocal (4.0 -> 0.25); by a tensor it
+// stays a divide.
+// CHECK-LABEL: func.func @divide
+// CHECK: func.func private @fusion_0
+// CHECK: linalg.generic
+// CHECK: arith.constant 2.500000e-01 : f32
+// CHECK-NEXT: arith.mulf
+// CHECK: linalg.generic
+// CHECK: arith.divf
+func.func @divide(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = tsr.Fusion "loop" (%x, %y) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%a0: tensor<4x8xf32>, %a1: tensor<4x8xf32>):
+    %c = tsr.Constant dense<4.0> : tensor<f32>
+    %0 = tsr.Div %a0, %c : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+    %1 = tsr.Div %0, %a1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    tsr.Yield %1 : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
 // Two fusions, one with two results (one of them an input, which is copied); names unique in
 // the module (fusion_0 already exists).
 // CHECK-LABEL: func.func @multi
@@ -68,22 +90,26 @@ func.func @multi(%x: tensor<3xf32>) -> tensor<3xf32> {
 
 // -----
 
-// Softmax along axis 0 of [5,7]: max-reduce, sum of exp(x - max), exp(x - max) / sum.
+// Softmax along axis 0 of [5,7]: max-reduce, exp(x - max) once, its sum, 1 / sum, then
+// exp(x - max) * (1 / sum).
 // CHECK-DAG: #[[ID:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[KEPT:map[0-9]*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[ROW:map[0-9]*]] = affine_map<(d0) -> (d0)>
 // CHECK-LABEL: func.func private @fusion_0
 // CHECK-SAME: (%[[X:[^:]*]]: tensor<5x7xf32>) -> tensor<5x7xf32>
 // CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK: %[[M0:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<7xf32>)
 // CHECK: %[[MAX:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[KEPT]]], iterator_types = ["reduction", "parallel"]} ins(%[[X]] : tensor<5x7xf32>) outs(%[[M0]] : tensor<7xf32>)
 // CHECK: arith.maximumf
-// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[KEPT]], #[[KEPT]]], iterator_types = ["reduction", "parallel"]} ins(%[[X]], %[[MAX]] : tensor<5x7xf32>, tensor<7xf32>)
+// CHECK: %[[EXP:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[KEPT]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[MAX]] : tensor<5x7xf32>, tensor<7xf32>)
 // CHECK: arith.subf
 // CHECK: math.exp
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[KEPT]]], iterator_types = ["reduction", "parallel"]} ins(%[[EXP]] : tensor<5x7xf32>)
 // CHECK: arith.addf
-// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[KEPT]], #[[KEPT]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[MAX]], %[[SUM]] :
-// CHECK: math.exp
+// CHECK: %[[INV:.*]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ROW]]], iterator_types = ["parallel"]} ins(%[[SUM]] : tensor<7xf32>)
 // CHECK: arith.divf
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[KEPT]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[EXP]], %[[INV]] :
+// CHECK: arith.mulf
 func.func @softmax(%x: tensor<5x7xf32>) -> tensor<5x7xf32> {
   %r = tsr.Fusion "reduction" (%x) : (tensor<5x7xf32>) -> tensor<5x7xf32> {
   ^bb0(%a: tensor<5x7xf32>):
