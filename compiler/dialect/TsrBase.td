@@ -26,6 +26,9 @@ def Tsr_Dialect : Dialect {
     - `tsr.sharding = [array<i64: ...>, ...]`: one dense i64 array per result, with one entry
       per dimension of that result: -1 keeps the dimension whole (replicated), k >= 0 splits
       it along axis k of the device mesh; a mesh axis splits at most one dimension.
+    And for fusion tiling (compiler/lowering/fusion_tiling.h): `tsr.tiles` (an integer >= 2,
+    the blocks) and `tsr.tile_axis` (>= 0, the axis they cut) on a tsr.Fusion, and
+    `tsr.tiles` with `tsr.tile_callee` (the function of one block) on its outlined call.
     Function arguments and results carry `tsr.name` (a string): the graph's signature name.
   }];
   let hasConstantMaterializer = 1;

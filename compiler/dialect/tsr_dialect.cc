@@ -73,6 +73,20 @@ LogicalResult TsrDialect::verifyOperationAttribute(Operation* op, NamedAttribute
     return success();
   }
   if (attr.getName() == kShardingAttrName) return VerifySharding(op, attr.getValue());
+  if (attr.getName() == kTilesAttrName || attr.getName() == kTileAxisAttrName) {
+    auto value = llvm::dyn_cast<IntegerAttr>(attr.getValue());
+    const int64_t least = attr.getName() == kTilesAttrName ? 2 : 0;
+    if (!value || value.getInt() < least) {
+      return op->emitOpError() << "'" << attr.getName() << "' must be an integer >= " << least;
+    }
+    return success();
+  }
+  if (attr.getName() == kTileCalleeAttrName) {
+    if (!llvm::isa<FlatSymbolRefAttr>(attr.getValue())) {
+      return op->emitOpError() << "'" << kTileCalleeAttrName << "' must be a symbol reference";
+    }
+    return success();
+  }
   return op->emitOpError() << "unknown discardable attribute '" << attr.getName() << "' of the tsr dialect";
 }
 

@@ -31,6 +31,12 @@ class RegistryVerified : public OpTrait::TraitBase<ConcreteType, RegistryVerifie
 // Reserved discardable attributes (documented in TsrBase.td).
 inline constexpr char kDeviceAttrName[] = "tsr.device";
 inline constexpr char kShardingAttrName[] = "tsr.sharding";
+// Fusion tiling (compiler/lowering/fusion_tiling.h, fusion_outlining.h): on a tsr.Fusion, the
+// number of blocks (an integer >= 2) and the axis of its results they cut (>= 0); on the
+// func.call of an outlined fusion, the blocks and the function of one block (a symbol).
+inline constexpr char kTilesAttrName[] = "tsr.tiles";
+inline constexpr char kTileAxisAttrName[] = "tsr.tile_axis";
+inline constexpr char kTileCalleeAttrName[] = "tsr.tile_callee";
 // On function arguments and results: the graph signature name.
 inline constexpr char kNameAttrName[] = "tsr.name";
 

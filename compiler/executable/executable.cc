@@ -89,6 +89,40 @@ std::vector<std::string> EnabledFeatures(absl::string_view features) {
   return out;
 }
 
+// A tiled function call (ExecutableStep::tiles): every argument is read whole by every block
+// (stride 0, inputs only) or cut into `tiles` back-to-back blocks of `stride` bytes -- every
+// output is, so no two blocks write one byte and none is left unwritten.
+absl::Status CheckTiles(const Executable& e, int s) {
+  const ExecutableStep& step = e.steps[s];
+  if (step.tiles == 1 && step.tile_strides.empty()) return absl::OkStatus();
+  if (step.kind != ExecutableStep::Kind::kFunction) {
+    return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, s), ": only a function call is tiled"));
+  }
+  if (step.tiles < 1 || step.tiles > kMaxExecutableTiles) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(StepLabel(e, s), " has ", step.tiles, " tiles; it must be in [1, ", kMaxExecutableTiles, "]"));
+  }
+  const size_t arguments = step.inputs.size() + step.outputs.size();
+  if (step.tile_strides.size() != arguments) {
+    return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, s), " has ", step.tile_strides.size(),
+                                                   " tile strides for ", arguments, " arguments"));
+  }
+  for (size_t k = 0; k < arguments; ++k) {
+    const bool output = k >= step.inputs.size();
+    const int v = output ? step.outputs[k - step.inputs.size()] : step.inputs[k];
+    const int64_t stride = step.tile_strides[k], size = e.values[v].size_bytes();
+    // A cut argument's blocks are `stride` bytes each, back to back.
+    const bool cut_exactly = stride > 0 && stride <= size && stride * step.tiles == size;
+    if (!(cut_exactly || (stride == 0 && !output))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(StepLabel(e, s), ": argument ", k, " (", ValueLabel(e, v), ", ", size,
+                       " bytes) has tile stride ", stride, " for ", step.tiles, " tiles; ",
+                       output ? "an output's blocks must cover it exactly" : "it must be 0 or cut it exactly"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int64_t ExecutableValue::size_bytes() const { return shape.num_elements() * static_cast<int64_t>(DTypeSize(dtype)); }
@@ -185,9 +219,9 @@ absl::Status ValidateExecutable(const Executable& e) {
   for (int i = 0; i < n; ++i) {
     const ValueLocation where = e.values[i].location;
     if ((where == ValueLocation::kConstant || where == ValueLocation::kVariable) && filled[i] != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(ValueLabel(e, i), " is a ",
-                                                     where == ValueLocation::kConstant ? "constant" : "variable",
-                                                     " with ", filled[i], " constants giving its bytes; one is needed"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(ValueLabel(e, i), " is a ", where == ValueLocation::kConstant ? "constant" : "variable",
+                       " with ", filled[i], " constants giving its bytes; one is needed"));
     }
   }
   // Variables: unique non-empty names (they are how callers read and assign them), at most
@@ -214,8 +248,8 @@ absl::Status ValidateExecutable(const Executable& e) {
       return absl::InvalidArgumentError(absl::StrCat("two variables are named '", e.values[i].name, "'"));
     }
     if (writer[i] >= 0 && last_read[i] > writer[i]) {
-      return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, last_read[i]), " reads ", ValueLabel(e, i),
-                                                     " after ", StepLabel(e, writer[i]), " wrote it"));
+      return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, last_read[i]), " reads ", ValueLabel(e, i), " after ",
+                                                     StepLabel(e, writer[i]), " wrote it"));
     }
   }
   for (size_t o = 0; o < e.object_files.size(); ++o) {
@@ -235,8 +269,8 @@ absl::Status ValidateExecutable(const Executable& e) {
     }
     if (!kernel && step.inputs.size() + step.outputs.size() > static_cast<size_t>(kMaxFunctionArguments)) {
       return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, s), " takes ",
-                                                     step.inputs.size() + step.outputs.size(),
-                                                     " arguments; at most ", kMaxFunctionArguments, " are supported"));
+                                                     step.inputs.size() + step.outputs.size(), " arguments; at most ",
+                                                     kMaxFunctionArguments, " are supported"));
     }
     for (int in : step.inputs) {
       if (in < (kernel ? -1 : 0) || in >= n) {
@@ -248,6 +282,7 @@ absl::Status ValidateExecutable(const Executable& e) {
         return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, s), " writes value ", out, " of ", n));
       }
     }
+    TSR_RETURN_IF_ERROR(CheckTiles(e, s));
   }
   TSR_ASSIGN_OR_RETURN(ExecutableBufferPlan plan, BufferPlanOf(e));
   if (absl::Status s = VerifyBufferPlan(plan.problem, plan.plan); !s.ok()) {

@@ -29,6 +29,8 @@ inline constexpr int kMaxFunctionArguments = 64;
 
 // The most worker threads an executable may ask for.
 inline constexpr int kMaxExecutableThreads = 4096;
+// The most blocks a tiled function call (ExecutableStep::tiles) may have.
+inline constexpr int64_t kMaxExecutableTiles = 1 << 16;
 
 // Arena values are placed at multiples of this, and so is every section of a .tsrx file.
 inline constexpr int64_t kExecutableAlignment = 64;
@@ -65,6 +67,12 @@ struct ExecutableStep {
   // with the addresses of its inputs, then of its outputs.
   std::vector<int> inputs;
   std::vector<int> outputs;
+  // kFunction only: the function computes one of `tiles` blocks and is called once per
+  // block (on several threads), argument k advanced by tile_strides[k] bytes per block
+  // (inputs, then outputs; 0: the same whole input for every block). A cut argument, and
+  // every output is one, has stride * tiles == its size. Empty strides: one call, tiles 1.
+  int64_t tiles = 1;
+  std::vector<int64_t> tile_strides;
   friend bool operator==(const ExecutableStep&, const ExecutableStep&) = default;
 };
 

@@ -137,6 +137,8 @@ absl::StatusOr<Executable> FromProto(const xp::ExecutableProto& meta, const std:
       TSR_ASSIGN_OR_RETURN(int id, Id(out, 0, n, absl::StrCat(where, ": output value")));
       step.outputs.push_back(id);
     }
+    step.tiles = sp.tiles() == 0 ? 1 : sp.tiles();
+    step.tile_strides.assign(sp.tile_strides().begin(), sp.tile_strides().end());
     for (const xp::StepProto::Attr& attr : sp.attrs()) {
       absl::StatusOr<AttrValue> value = AttrValueFromProto(attr.value());
       if (!value.ok()) {
@@ -210,6 +212,8 @@ absl::StatusOr<std::string> SerializeExecutable(const Executable& e) {
     sp->set_name(step.name);
     for (int in : step.inputs) sp->add_inputs(in);
     for (int out : step.outputs) sp->add_outputs(out);
+    if (step.tiles != 1) sp->set_tiles(step.tiles);
+    for (int64_t stride : step.tile_strides) sp->add_tile_strides(stride);
     for (const auto& [key, value] : step.attrs) {
       xp::StepProto::Attr* attr = sp->add_attrs();
       attr->set_key(key);

@@ -8,6 +8,7 @@
 
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/lowering/elementwise_lowering.h"
+#include "compiler/lowering/fusion_tiling.h"
 #include "compiler/lowering/linalg_builders.h"
 #include "compiler/lowering/reduction_lowering.h"
 #include "llvm/ADT/DenseSet.h"
@@ -40,12 +41,11 @@ mlir::RankedTensorType AsBytes(mlir::Type type) {
 mlir::FailureOr<mlir::Value> BoolFromBytes(mlir::OpBuilder& builder, mlir::Location loc, mlir::Value bytes) {
   auto type = llvm::cast<mlir::RankedTensorType>(bytes.getType());
   auto bool_type = mlir::RankedTensorType::get(type.getShape(), builder.getI1Type());
-  return lowering::BuildElementwise(builder, loc, bool_type, {bytes},
-                                    [](mlir::OpBuilder& b, mlir::Location l, mlir::ValueRange v) -> mlir::Value {
-                                      mlir::Value zero = b.create<mlir::arith::ConstantIntOp>(l, 0, 8);
-                                      return b.create<mlir::arith::CmpIOp>(l, mlir::arith::CmpIPredicate::ne, v[0],
-                                                                           zero);
-                                    });
+  return lowering::BuildElementwise(
+      builder, loc, bool_type, {bytes}, [](mlir::OpBuilder& b, mlir::Location l, mlir::ValueRange v) -> mlir::Value {
+        mlir::Value zero = b.create<mlir::arith::ConstantIntOp>(l, 0, 8);
+        return b.create<mlir::arith::CmpIOp>(l, mlir::arith::CmpIPredicate::ne, v[0], zero);
+      });
 }
 
 // Lowers one op of a fusion body at `builder`'s insertion point.
@@ -84,23 +84,27 @@ std::string FreeName(mlir::SymbolTable& symbols, int* next) {
   }
 }
 
-mlir::FailureOr<mlir::func::FuncOp> Outline(mlir::tsr::FusionOp fusion, mlir::SymbolTable& symbols, int* next) {
+// The function computing `fusion`'s body, its signature taken from the body's own types
+// (those of one block, for a tiled copy), added to `symbols` as `name`.
+mlir::FailureOr<mlir::func::FuncOp> BuildFunction(mlir::tsr::FusionOp fusion, const std::string& name,
+                                                  mlir::SymbolTable& symbols) {
   mlir::MLIRContext* context = fusion.getContext();
   const mlir::Location loc = fusion.getLoc();
   mlir::OpBuilder builder(context);
+  mlir::Block& body = fusion.getBody().front();
   // Bool inputs are passed as bytes (see AsBytes).
   llvm::SmallVector<mlir::Type> input_types;
-  for (mlir::Type t : fusion.getInputs().getTypes()) input_types.push_back(IsBoolTensor(t) ? AsBytes(t) : t);
-  for (mlir::Type t : fusion.getResultTypes()) {
+  for (mlir::Type t : body.getArgumentTypes()) input_types.push_back(IsBoolTensor(t) ? AsBytes(t) : t);
+  llvm::SmallVector<mlir::Type> result_types(body.getTerminator()->getOperandTypes());
+  for (mlir::Type t : result_types) {
     if (IsBoolTensor(t)) return fusion.emitOpError("cannot be outlined: a bool result");
   }
-  auto type = builder.getFunctionType(input_types, fusion.getResultTypes());
-  mlir::OwningOpRef<mlir::func::FuncOp> function = mlir::func::FuncOp::create(loc, FreeName(symbols, next), type);
+  auto type = builder.getFunctionType(input_types, result_types);
+  mlir::OwningOpRef<mlir::func::FuncOp> function = mlir::func::FuncOp::create(loc, name, type);
   function->setPrivate();
   mlir::Block* entry = function->addEntryBlock();
   builder.setInsertionPointToStart(entry);
   mlir::IRMapping mapping;
-  mlir::Block& body = fusion.getBody().front();
   for (auto [argument, parameter] : llvm::zip(body.getArguments(), entry->getArguments())) {
     mlir::Value value = parameter;
     if (IsBoolTensor(argument.getType())) {
@@ -127,7 +131,49 @@ mlir::FailureOr<mlir::func::FuncOp> Outline(mlir::tsr::FusionOp fusion, mlir::Sy
   builder.create<mlir::func::ReturnOp>(loc, results);
   mlir::func::FuncOp created = function.release();
   symbols.insert(created);
-  builder.setInsertionPoint(fusion);
+  return created;
+}
+
+// The function of one block of a fusion marked by tsr-tile-fusions: a copy of the fusion
+// whose split values have the block's types (splat constants re-made at those types),
+// outlined and erased.
+mlir::FailureOr<mlir::func::FuncOp> BuildTileFunction(mlir::tsr::FusionOp fusion, const FusionTiling& tiling,
+                                                      const std::string& name, mlir::SymbolTable& symbols) {
+  mlir::OpBuilder builder(fusion);
+  auto copy = llvm::cast<mlir::tsr::FusionOp>(builder.clone(*fusion.getOperation()));
+  mlir::Block& body = copy.getBody().front();
+  for (mlir::BlockArgument argument : body.getArguments()) argument.setType(TileType(argument.getType(), tiling));
+  for (mlir::Operation& op : body.without_terminator()) {
+    for (mlir::OpResult result : op.getResults()) {
+      const mlir::Type tiled = TileType(result.getType(), tiling);
+      if (tiled == result.getType()) continue;
+      if (auto value = op.getAttrOfType<mlir::DenseElementsAttr>("value");
+          value != nullptr && llvm::isa<mlir::tsr::ConstantOp>(op)) {
+        op.setAttr("value", mlir::DenseElementsAttr::get(llvm::cast<mlir::ShapedType>(tiled),
+                                                         value.getSplatValue<mlir::Attribute>()));
+      }
+      result.setType(tiled);
+    }
+  }
+  mlir::FailureOr<mlir::func::FuncOp> created = BuildFunction(copy, name, symbols);
+  copy.erase();
+  return created;
+}
+
+mlir::FailureOr<mlir::func::FuncOp> Outline(mlir::tsr::FusionOp fusion, mlir::SymbolTable& symbols, int* next) {
+  const mlir::Location loc = fusion.getLoc();
+  mlir::FailureOr<mlir::func::FuncOp> created = BuildFunction(fusion, FreeName(symbols, next), symbols);
+  if (mlir::failed(created)) return mlir::failure();
+  mlir::func::FuncOp tile_function;
+  if (std::optional<FusionTiling> tiling = FusionTilingOf(fusion); tiling.has_value()) {
+    std::string name = (created->getName() + "_tile").str();
+    for (int k = 1; symbols.lookup(name) != nullptr; ++k)
+      name = (created->getName() + "_tile" + std::to_string(k)).str();
+    mlir::FailureOr<mlir::func::FuncOp> tiled = BuildTileFunction(fusion, *tiling, name, symbols);
+    if (mlir::failed(tiled)) return mlir::failure();
+    tile_function = *tiled;
+  }
+  mlir::OpBuilder builder(fusion);
   // Bool operands are reinterpreted as the bytes they are (no data moves).
   llvm::SmallVector<mlir::Value> operands;
   for (mlir::Value input : fusion.getInputs()) {
@@ -136,10 +182,14 @@ mlir::FailureOr<mlir::func::FuncOp> Outline(mlir::tsr::FusionOp fusion, mlir::Sy
     }
     operands.push_back(input);
   }
-  auto call = builder.create<mlir::func::CallOp>(loc, created, operands);
+  auto call = builder.create<mlir::func::CallOp>(loc, *created, operands);
+  if (tile_function) {
+    call->setAttr(mlir::tsr::kTileCalleeAttrName, mlir::FlatSymbolRefAttr::get(tile_function));
+    call->setAttr(mlir::tsr::kTilesAttrName, fusion->getAttr(mlir::tsr::kTilesAttrName));
+  }
   fusion.replaceAllUsesWith(call.getResults());
   fusion.erase();
-  return created;
+  return *created;
 }
 
 class OutlineFusionsPass : public mlir::PassWrapper<OutlineFusionsPass, mlir::OperationPass<mlir::ModuleOp>> {

@@ -24,6 +24,11 @@
 
 namespace tsr {
 
+// A fusion marked by tsr-tile-fusions (fusion_tiling.h) also gets the function of one of its
+// blocks, fusion_<k>_tile (operands cut into T blocks along the marked axis have the block's
+// types, the others their own), and its call carries "tsr.tile_callee" (that function) and
+// "tsr.tiles" (T): the executable runs the blocks, on several threads, instead of the call.
+
 // Bool (i1) tensors cross the function boundary as i8 tensors, one byte per element as bool
 // data is stored: the call site reinterprets them with builtin.unrealized_conversion_cast.
 //

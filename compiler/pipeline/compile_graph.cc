@@ -14,12 +14,12 @@
 #include "compiler/conversion/graph_tsr.h"
 #include "compiler/conversion/mlir_diagnostics.h"
 #include "compiler/lowering/fusion_outlining.h"
-#include "graph/bind_batch.h"
 #include "compiler/pipeline/executable_builder.h"
 #include "compiler/pipeline/executable_plan.h"
 #include "compiler/pipeline/freeze_variables.h"
 #include "compiler/pipeline/pass_pipeline.h"
 #include "compiler/transforms/fusion_report.h"
+#include "graph/bind_batch.h"
 #include "graph/status_macros.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -114,7 +114,8 @@ std::string DescribeExecutable(const Executable& e) {
     std::vector<std::string> ins, outs;
     for (int v : step.inputs) ins.push_back(value(v));
     for (int v : step.outputs) outs.push_back(value(v));
-    absl::StrAppend(&out, s, ": ", step.kind == ExecutableStep::Kind::kFunction ? "call @" : "", step.name);
+    absl::StrAppend(&out, s, ": ", step.kind == ExecutableStep::Kind::kFunction ? "call @" : "", step.name,
+                    step.tiles > 1 ? absl::StrCat(" x ", step.tiles, " blocks") : "");
     if (!step.attrs.empty()) {
       std::vector<std::string> attrs;
       for (const auto& [k, v] : step.attrs) attrs.push_back(absl::StrCat(k, "=", v.ToString()));

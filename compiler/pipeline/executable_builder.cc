@@ -12,6 +12,8 @@
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/dialect/tsr_op_signature.h"
 #include "compiler/dialect/tsr_type_conversion.h"
+#include "compiler/lowering/fusion_outlining.h"
+#include "compiler/lowering/fusion_tiling.h"
 #include "compiler/pipeline/freeze_variables.h"
 #include "graph/op_registry.h"
 #include "graph/status_macros.h"
@@ -20,9 +22,51 @@
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Location.h"
+#include "mlir/IR/SymbolTable.h"
 
 namespace tsr {
 namespace {
+
+// A call the outliner gave the function of one block (mlir::tsr::kTileCalleeAttrName): the step calls that
+// function once per block instead; an argument whose type differs from the block function's
+// is cut into `tiles` back-to-back blocks of the block type's size.
+absl::Status UseTileFunction(mlir::func::CallOp call, ExecutableStep* step) {
+  auto callee = call->getAttrOfType<mlir::FlatSymbolRefAttr>(mlir::tsr::kTileCalleeAttrName);
+  if (!callee) return absl::OkStatus();
+  const std::string where = absl::StrCat("the call of @", step->name, " (tiled as @", callee.getValue().str(), ")");
+  auto tiles = call->getAttrOfType<mlir::IntegerAttr>(mlir::tsr::kTilesAttrName);
+  if (!tiles || tiles.getInt() < 2) return absl::InvalidArgumentError(absl::StrCat(where, " has no tile count >= 2"));
+  auto f = mlir::SymbolTable::lookupNearestSymbolFrom<mlir::func::FuncOp>(call, callee.getAttr());
+  if (!f) return absl::InvalidArgumentError(absl::StrCat(where, ": the tile function is not defined"));
+  const mlir::FunctionType type = f.getFunctionType();
+  if (type.getNumInputs() != call.getNumOperands() || type.getNumResults() != call.getNumResults()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": the tile function's arity differs"));
+  }
+  const int64_t count = tiles.getInt();
+  const auto stride = [&](mlir::Type whole, mlir::Type block) -> absl::StatusOr<int64_t> {
+    if (whole == block) return 0;
+    auto w = llvm::dyn_cast<mlir::RankedTensorType>(whole);
+    auto b = llvm::dyn_cast<mlir::RankedTensorType>(block);
+    if (!w || !b || !w.hasStaticShape() || !b.hasStaticShape() || w.getElementType() != b.getElementType() ||
+        b.getNumElements() * count != w.getNumElements()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": a block type does not cut its argument into ", count));
+    }
+    return b.getNumElements() * ((b.getElementTypeBitWidth() + 7) / 8);
+  };
+  std::vector<int64_t> strides;
+  for (auto [operand, block] : llvm::zip(call.getOperandTypes(), type.getInputs())) {
+    TSR_ASSIGN_OR_RETURN(int64_t s, stride(operand, block));
+    strides.push_back(s);
+  }
+  for (auto [result, block] : llvm::zip(call.getResultTypes(), type.getResults())) {
+    TSR_ASSIGN_OR_RETURN(int64_t s, stride(result, block));
+    strides.push_back(s);
+  }
+  step->name = callee.getValue().str();
+  step->tiles = count;
+  step->tile_strides = std::move(strides);
+  return absl::OkStatus();
+}
 
 class StepBuilder {
  public:
@@ -162,6 +206,7 @@ class StepBuilder {
       std::vector<std::optional<mlir::Value>> operands(call.getOperands().begin(), call.getOperands().end());
       TSR_ASSIGN_OR_RETURN(step.inputs, OperandIds(op, operands));
       TSR_ASSIGN_OR_RETURN(step.outputs, AddResults(op, BaseName(op, step.name)));
+      TSR_RETURN_IF_ERROR(UseTileFunction(call, &step));
       e_.steps.push_back(std::move(step));
       return absl::OkStatus();
     }

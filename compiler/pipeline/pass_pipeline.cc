@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "compiler/conversion/mlir_diagnostics.h"
 #include "compiler/lowering/fusion_outlining.h"
+#include "compiler/lowering/fusion_tiling.h"
 #include "compiler/transforms/algebraic_simplify.h"
 #include "compiler/transforms/constant_fold.h"
 #include "compiler/transforms/epilogue_fusion.h"
@@ -36,7 +37,10 @@ std::vector<PipelineStage> OptimizationStages(const CompileOptions& options) {
   };
   if (options.fuse) stages.push_back({"tsr-fuse-epilogues", [] { return CreateEpilogueFusionPass(); }});
   stages.push_back({"tsr-weight-layout", [] { return CreateWeightLayoutPass(); }});
-  if (options.fuse) stages.push_back({"tsr-fuse-regions", [] { return CreateRegionFusionPass(); }});
+  if (options.fuse) {
+    stages.push_back({"tsr-fuse-regions", [] { return CreateRegionFusionPass(); }});
+    stages.push_back({"tsr-tile-fusions", [] { return CreateFusionTilingPass(); }});
+  }
   stages.push_back({"tsr-outline-fusions", [] { return CreateOutlineFusionsPass(); }, /*on_module=*/true});
   return stages;
 }
@@ -46,10 +50,13 @@ absl::Status IrDumper::Write(const std::string& name, const std::string& text, c
   if (!created_) {
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
-    if (ec) return absl::PermissionDeniedError(absl::StrCat("cannot create the IR dump directory ", dir_, ": ", ec.message()));
+    if (ec)
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot create the IR dump directory ", dir_, ": ", ec.message()));
     created_ = true;
   }
-  const std::string path = (std::filesystem::path(dir_) / absl::StrFormat("%02d-%s%s", next_++, name, extension)).string();
+  const std::string path =
+      (std::filesystem::path(dir_) / absl::StrFormat("%02d-%s%s", next_++, name, extension)).string();
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   out.close();

@@ -24,7 +24,7 @@ struct PipelineStage {
 
 // canonicalize, cse, tsr-constant-fold, tsr-algebraic-simplify, tsr-fold-batchnorm,
 // canonicalize, cse, tsr-fuse-epilogues (with options.fuse), tsr-weight-layout,
-// tsr-fuse-regions (with options.fuse), and tsr-outline-fusions last.
+// tsr-fuse-regions and tsr-tile-fusions (with options.fuse), and tsr-outline-fusions last.
 std::vector<PipelineStage> OptimizationStages(const CompileOptions& options);
 
 // Writes a module's IR to files of a dump directory, numbered in writing order.

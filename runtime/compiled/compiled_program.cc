@@ -113,6 +113,11 @@ struct CompiledProgram::Step {
   FunctionTrampoline trampoline = nullptr;
   std::vector<Tensor*> args;
   std::vector<void*> arg_pointers;
+  // A tiled call (ExecutableStep::tiles): called once per block, argument a advanced by
+  // tile_strides[a] bytes per block; cost_per_tile estimates a block's cycles.
+  int64_t tiles = 1;
+  std::vector<int64_t> tile_strides;
+  int64_t cost_per_tile = 0;
 
   // Every tensor the step reads or writes (an in-flight all-reduce's result must not be
   // among them), and whether it is an all-reduce to issue without waiting.
@@ -304,7 +309,32 @@ absl::Status CompiledProgram::PrepareFunctionStep(const Executable& e, int s, St
   for (int v : es.inputs) step.args.push_back(&slots_[v]);
   for (int v : es.outputs) step.args.push_back(&slots_[v]);
   step.arg_pointers.resize(arity);
+  step.tiles = es.tiles;
+  step.tile_strides = es.tile_strides;
+  if (step.tiles > 1) {
+    // About ten cycles per element of the first output's block (the functions are
+    // elementwise chains, reductions and normalizations).
+    const int64_t block_bytes = es.tile_strides[es.inputs.size()];
+    step.cost_per_tile = 10 * block_bytes / std::max<int64_t>(1, DTypeSize(e.values[es.outputs[0]].dtype));
+  }
   return absl::OkStatus();
+}
+
+void CompiledProgram::RunTiles(Step& step) {
+  const auto run = [&](int64_t begin, int64_t end) {
+    void* pointers[kMaxFunctionArguments];
+    for (int64_t t = begin; t < end; ++t) {
+      for (size_t a = 0; a < step.args.size(); ++a) {
+        pointers[a] = static_cast<char*>(step.args[a]->raw_data()) + t * step.tile_strides[a];
+      }
+      step.trampoline(step.function, pointers);
+    }
+  };
+  if (pool_ != nullptr) {
+    pool_->ParallelFor(step.tiles, step.cost_per_tile, run);
+  } else {
+    run(0, step.tiles);
+  }
 }
 
 absl::Status CompiledProgram::PrepareKernelStep(const Executable& e, int s, Step& step) {
@@ -576,8 +606,12 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::
       const Tensor& y = step.context->output(0);
       in_flight.push_back(InFlight{*std::move(handle), &step, static_cast<const char*>(y.raw_data()), y.num_bytes()});
     } else if (step.kind == ExecutableStep::Kind::kFunction) {
-      for (size_t a = 0; a < step.args.size(); ++a) step.arg_pointers[a] = step.args[a]->raw_data();
-      step.trampoline(step.function, step.arg_pointers.data());
+      if (step.tiles > 1) {
+        RunTiles(step);
+      } else {
+        for (size_t a = 0; a < step.args.size(); ++a) step.arg_pointers[a] = step.args[a]->raw_data();
+        step.trampoline(step.function, step.arg_pointers.data());
+      }
     } else if (step.matmul_b != nullptr) {
       FusedMatMulForward(step.matmul_rows, step.x->data<float>(), *step.matmul_b,
                          step.bias != nullptr ? step.bias->data<float>() : nullptr,

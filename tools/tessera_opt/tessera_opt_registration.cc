@@ -3,6 +3,7 @@
 
 #include "compiler/conversion/graph_tsr.h"
 #include "compiler/lowering/fusion_outlining.h"
+#include "compiler/lowering/fusion_tiling.h"
 #include "compiler/transforms/algebraic_simplify.h"
 #include "compiler/transforms/weight_layout.h"
 #include "compiler/transforms/constant_fold.h"
@@ -24,6 +25,7 @@ void RegisterTesseraPasses() {
   RegisterFoldBatchNormPass();
   RegisterFusionPasses();
   RegisterOutlineFusionsPass();
+  RegisterFusionTilingPass();
 }
 
 }  // namespace tsr

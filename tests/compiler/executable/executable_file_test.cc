@@ -1,5 +1,5 @@
-// Tests of the .tsrx format: a round trip of an executable with every step kind and
-// attribute type, refusal of every truncation, 2000 seeded byte flips, wrong magic and
+// Tests of the .tsrx format: a round trip of an executable with every step kind (a tiled
+// function call among them) and attribute type, refusal of every truncation, 2000 seeded byte flips, wrong magic and
 // version, bad sections and metadata, and the target checks.
 #include "compiler/executable/executable_file.h"
 
@@ -78,6 +78,8 @@ Executable SampleExecutable() {
   relu.name = "tsr_fused_relu_0";
   relu.inputs = {4};
   relu.outputs = {5};
+  relu.tiles = 2;  // one row of h2 and of y per call
+  relu.tile_strides = {16, 16};
   ExecutableStep size;
   size.name = "Size";
   size.inputs = {6};
@@ -287,6 +289,20 @@ TEST(ExecutableFileTest, InconsistentMetadataIsRefused) {
   EXPECT_THAT(
       ParseError(WithMetadata(bytes, [](Meta& m) { m.mutable_values(1)->mutable_dims()->Add(int64_t{1} << 41); })),
       HasSubstr("value 1 ('w')"));
+  // Tiled calls: blocks that do not cut an argument exactly, or an output not at all; strides
+  // for the wrong number of arguments; tiles on a kernel step or below 1.
+  EXPECT_THAT(ParseError(WithMetadata(bytes, [](Meta& m) { m.mutable_steps(2)->set_tiles(3); })),
+              HasSubstr("tile stride 16 for 3 tiles"));
+  EXPECT_THAT(ParseError(WithMetadata(bytes, [](Meta& m) { m.mutable_steps(2)->set_tile_strides(1, 0); })),
+              HasSubstr("an output's blocks must cover it exactly"));
+  EXPECT_THAT(ParseError(WithMetadata(bytes, [](Meta& m) { m.mutable_steps(2)->set_tile_strides(0, 8); })),
+              HasSubstr("it must be 0 or cut it exactly"));
+  EXPECT_THAT(ParseError(WithMetadata(bytes, [](Meta& m) { m.mutable_steps(2)->clear_tile_strides(); })),
+              HasSubstr("0 tile strides for 2 arguments"));
+  EXPECT_THAT(ParseError(WithMetadata(bytes, [](Meta& m) { m.mutable_steps(0)->set_tiles(2); })),
+              HasSubstr("only a function call is tiled"));
+  EXPECT_THAT(ParseError(WithMetadata(bytes, [](Meta& m) { m.mutable_steps(2)->set_tiles(-5); })),
+              HasSubstr("has -5 tiles"));
   // An output no step writes.
   Executable e = SampleExecutable();
   e.steps.pop_back();

@@ -305,6 +305,16 @@ TEST(CompileGraph, TsrxRoundTripRunsTheSame) {
 namespace tsr {
 namespace {
 
+// LayerNormalization over the last axis as ONNX exporters write it (ReduceMean, Sub, Pow,
+// ReduceMean, Add, Sqrt, Div), plus an offset.
+Output DecomposedLayerNorm(GraphBuilder& b, Output x, Output offset) {
+  Output mean = ops::ReduceMean(b, x, std::vector<int64_t>{-1}, true, "mean");
+  Output centered = ops::Sub(b, x, mean, "centered");
+  Output var = ops::ReduceMean(b, ops::Pow(b, centered, ops::Scalar(b, 2.0f)), std::vector<int64_t>{-1}, true, "var");
+  Output stddev = ops::Sqrt(b, ops::Add(b, var, ops::Scalar(b, 1e-5f)), "stddev");
+  return ops::Add(b, ops::Div(b, centered, stddev), offset, "ln");
+}
+
 // The fusions of a transformer block as ONNX exporters write them: LayerNormalization
 // decomposed (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Add), a causal mask applied
 // with Where before Softmax, and the erf form of Gelu; each output checked on its own.
@@ -313,12 +323,7 @@ TEST(CompileGraph, TransformerFusionsAgree) {
   std::mt19937 rng(kSeed + 7);
   GraphBuilder b;
   Output x = b.Input("x", DType::kF32, {kBatchDim, 16, 48});
-  Output mean = ops::ReduceMean(b, x, std::vector<int64_t>{-1}, true, "mean");
-  Output centered = ops::Sub(b, x, mean, "centered");
-  Output var = ops::ReduceMean(b, ops::Pow(b, centered, ops::Scalar(b, 2.0f)), std::vector<int64_t>{-1}, true, "var");
-  Output stddev = ops::Sqrt(b, ops::Add(b, var, ops::Scalar(b, 1e-5f)), "stddev");
-  Output ln = ops::Add(b, ops::Div(b, centered, stddev), ops::Const(b, Random({48}, rng)), "ln");
-  b.MarkOutput("ln", ln);
+  b.MarkOutput("ln", DecomposedLayerNorm(b, x, ops::Const(b, Random({48}, rng))));
 
   Output scores = b.Input("scores", DType::kF32, {kBatchDim, 3, 16, 16});
   Tensor mask(DType::kBool, {1, 1, 16, 16});
@@ -349,6 +354,61 @@ TEST(CompileGraph, TransformerFusionsAgree) {
   for (size_t i = 0; i < 3; ++i) {
     SCOPED_TRACE(graph.outputs()[i].name);
     ExpectClose({want[i]}, {got[i]});
+  }
+}
+
+// Fusions large enough to split into blocks of rows (compiler/lowering/fusion_tiling.h) are
+// called once per block, on several threads: a decomposed LayerNorm, a masked Softmax along
+// the last axis and Gelu are tiled; at batch 1 (the rows cut) a Softmax along axis 1 and a
+// reduction over it are not, at batch 2 (the batch cut) they are. Every output agrees with the
+// interpreter and is bitwise the same at 1, 2 and 3 threads.
+TEST(CompileGraph, TiledFusionsAgreeAtEveryThreadCount) {
+  SCOPED_TRACE(absl::StrCat("seed ", kSeed + 8));
+  std::mt19937 rng(kSeed + 8);
+  GraphBuilder b;
+  Output x = b.Input("x", DType::kF32, {kBatchDim, 64, 512});
+  b.MarkOutput("ln", DecomposedLayerNorm(b, x, ops::Const(b, Random({512}, rng))));
+  Output gelu = ops::Gelu(b, ops::Mul(b, x, ops::Scalar(b, 3.0f)), "none", "gelu");
+  b.MarkOutput("gelu", gelu);
+  Output scores = b.Input("scores", DType::kF32, {kBatchDim, 4, 64, 64});
+  Output scaled = ops::Mul(b, scores, ops::Scalar(b, 0.25f), "scaled");
+  b.MarkOutput("attention", ops::Softmax(b, scaled, -1, "softmax"));
+  // Across axis 1: whole at batch 1, cut by the batch at batch 2.
+  b.MarkOutput("heads", ops::Softmax(b, ops::Exp(b, scores, "exp"), 1, "heads"));
+  b.MarkOutput("rows", ops::ReduceSum(b, ops::Tanh(b, x, "tanh"), std::vector<int64_t>{1}, true, "rows"));
+  const Graph graph = Finish(b);
+  for (int64_t batch : {1, 2}) {
+    SCOPED_TRACE(absl::StrCat("batch ", batch));
+    Executable e = CompileOk(graph, {.batch = batch});
+    int tiled = 0;
+    for (const ExecutableStep& step : e.steps) {
+      if (step.kind != ExecutableStep::Kind::kFunction) continue;
+      tiled += step.tiles > 1;
+      EXPECT_EQ(step.tile_strides.size(), step.tiles > 1 ? step.inputs.size() + step.outputs.size() : 0u);
+    }
+    EXPECT_GE(tiled, 3) << "the LayerNorm, Gelu and row Softmax fusions";
+    for (const NamedValue& out : e.outputs) {
+      if (out.name != "heads" && out.name != "rows") continue;
+      for (const ExecutableStep& step : e.steps) {
+        if (std::find(step.outputs.begin(), step.outputs.end(), out.value) != step.outputs.end()) {
+          // At batch 2 the blocks cut the batch instead, which neither crosses.
+          EXPECT_EQ(step.tiles > 1, batch == 2) << out.name;
+        }
+      }
+    }
+    const std::vector<std::pair<std::string, Tensor>> feeds = {{"x", Random({batch, 64, 512}, rng)},
+                                                               {"scores", Random({batch, 4, 64, 64}, rng, -4, 4)}};
+    const std::vector<Tensor> want = Interpret(graph, feeds);
+    const std::vector<Tensor> one = RunCompiled(e, feeds, 1);
+    ExpectClose(want, one);
+    for (int threads : {2, 3}) {
+      SCOPED_TRACE(absl::StrCat(threads, " threads"));
+      const std::vector<Tensor> got = RunCompiled(e, feeds, threads);
+      ASSERT_EQ(got.size(), one.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_TRUE(got[i].BitwiseEquals(one[i])) << graph.outputs()[i].name;
+      }
+    }
   }
 }
 
