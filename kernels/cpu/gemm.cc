@@ -19,6 +19,7 @@
 
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/gemm_microkernel.h"
+#include "kernels/cpu/transpose.h"
 
 namespace tsr {
 namespace gemm_internal {
@@ -579,8 +580,31 @@ void Sgemm(bool trans_a, int64_t m, float alpha, const float* a, int64_t lda, co
 
 void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
            const float* b, int64_t ldb, float beta, float* c, int64_t ldc, const GemmOptions& options) {
+  const MicroKernel& mk = SelectMicroKernel(options.isa.value_or(ActiveCpuIsa()));
+  const GemmEpilogue& epilogue = options.epilogue;
+  // Few columns (a classifier's 10 classes) fill a fraction of the micro-tile's nr; as
+  // C^T = op(B)^T op(A)^T they are the rows of a tile, whose narrower instantiations leave
+  // no padding rows, and C's rows fill whole nr-column strips. Each element sees exactly
+  // the same operations (products in depth order, kc blocks, then bias and activation), so
+  // the result is the same bits -- but for one column of a plain A, whose C^T is one row:
+  // the GEMV's dot products (gemv_simd.h). C^T is transposed into C afterwards.
+  if (2 * n <= mk.nr && m >= 2 * mk.mr && k > 0 && epilogue.row_bias == nullptr && epilogue.residual == nullptr &&
+      epilogue.block == nullptr) {
+    AlignedFloatBuffer transposed_buffer;
+    float* transposed = transposed_buffer.Get(n * m);
+    const CpuIsa isa = ActiveCpuIsa();
+    if (beta != 0.0f) TransposeBlock(sizeof(float), isa, c, ldc, transposed, m, n, m);
+    GemmOptions t = options;
+    t.epilogue = GemmEpilogue{};
+    t.epilogue.row_bias = epilogue.bias;
+    t.epilogue.activation = epilogue.activation;
+    const Problem pr{!trans_b, !trans_a, k, alpha, b, ldb, a, lda, beta, transposed, m, &t.epilogue};
+    RunGemm(pr, mk, n, m, t);
+    TransposeBlock(sizeof(float), isa, transposed, m, c, ldc, m, n);
+    return;
+  }
   const Problem pr{trans_a, trans_b, k, alpha, a, lda, b, ldb, beta, c, ldc, &options.epilogue};
-  RunGemm(pr, SelectMicroKernel(options.isa.value_or(ActiveCpuIsa())), m, n, options);
+  RunGemm(pr, mk, m, n, options);
 }
 
 void Sgemm(const SgemmPackedA& a, bool trans_b, int64_t n, float alpha, const float* b, int64_t ldb, float beta,

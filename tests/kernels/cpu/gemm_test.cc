@@ -467,6 +467,59 @@ TEST(SgemmPackedTest, OnePackedAServesManyCallsAndThreads) {
   }
 }
 
+// Few columns (2n <= nr) and enough rows run as C^T = op(B)^T op(A)^T (gemm.cc): against the
+// triple loop, and bitwise equal to the blocked path on a caller-packed B (but for one column
+// of a plain A, a GEMV), with a bias and ReLU, beta 0 and not, every transpose combination
+// and thread split.
+TEST(SgemmTest, FewColumnsRunTransposedWithTheSameBits) {
+  uint32_t seed = 7000;
+  for (CpuIsa isa : SupportedIsas()) {
+    for (int64_t m : {int64_t{28}, int64_t{64}, int64_t{101}}) {
+      for (int64_t n : {int64_t{1}, int64_t{3}, int64_t{10}, int64_t{16}}) {
+        for (int64_t k : {int64_t{1}, int64_t{256}, int64_t{300}}) {
+          for (int t = 0; t < 4; ++t) {
+            const bool trans_a = t & 1, trans_b = t & 2;
+            const float beta = (m + n + k + t) % 2 == 0 ? 0.0f : 0.5f;
+            SCOPED_TRACE(absl::StrCat("isa=", CpuIsaName(isa), " m=", m, " n=", n, " k=", k, " trans=", t));
+            std::mt19937 rng(seed++);
+            const std::vector<float> a = RandomVector(rng, m * k), b = RandomVector(rng, k * n);
+            const std::vector<float> c0 = RandomVector(rng, m * n), bias = RandomVector(rng, n);
+            GemmOptions options;
+            options.isa = isa;
+            options.epilogue.bias = bias.data();
+            options.epilogue.activation = GemmActivation::kRelu;
+            const int64_t lda = trans_a ? m : k, ldb = trans_b ? k : n;
+            std::vector<std::vector<float>> results;
+            for (int chunks : {1, 3}) {
+              if (chunks > 1) options.parallel_for = ThreadedParallelFor(chunks);
+              std::vector<float> c = c0;
+              Sgemm(trans_a, trans_b, m, n, k, 1.25f, a.data(), lda, b.data(), ldb, beta, c.data(), n, options);
+              results.push_back(std::move(c));
+            }
+            EXPECT_TRUE(results[1] == results[0]) << "the thread split changed the bits";
+            options.parallel_for = nullptr;
+            std::vector<float> blocked = c0;
+            RunEntry(Entry::kBPacker, trans_a, trans_b, m, n, k, 1.25f, a.data(), lda, b.data(), ldb, beta,
+                     blocked.data(), n, options);
+            // (One column with a plain A: C^T is one row, the GEMV of gemv_simd.h, whose dot
+            // products along A's rows sum in another order.)
+            if (n > 1 || trans_a) EXPECT_TRUE(blocked == results[0]) << "differs from the blocked path";
+            for (int64_t i = 0; i < m; ++i) {
+              for (int64_t j = 0; j < n; ++j) {
+                double want = beta * c0[i * n + j] + bias[j];
+                for (int64_t p = 0; p < k; ++p) {
+                  want += 1.25 * (trans_a ? a[p * m + i] : a[i * k + p]) * (trans_b ? b[j * k + p] : b[p * n + j]);
+                }
+                ASSERT_NEAR(results[0][i * n + j], std::max(0.0, want), 1e-4 * (1 + std::abs(want))) << i << "," << j;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // One row of C (M = 1) with B in memory runs as a GEMV (gemv_simd.h): against the
 // triple loop over column counts around every vector block (1, 15-17, 63-65, 1000, and
 // 2100: past the 2048 columns one pass over B's rows covers) and
