@@ -31,6 +31,23 @@ inline void DeinterleaveEvenOdd(const float* x, int64_t n, __m256& even, __m256&
                                                _MM_SHUFFLE(3, 1, 2, 0)));
 }
 
+// The inverse: x[0, n) (n <= 16) = even[0], odd[0], even[1], odd[1], ...; the rest of
+// x[0, 16) is not written.
+inline void InterleaveEvenOdd(__m256 even, __m256 odd, float* x, int64_t n) {
+  // Per 128-bit lane: e0 o0 e1 o1 | e4 o4 e5 o5 and e2 o2 e3 o3 | e6 o6 e7 o7.
+  const __m256 lo = _mm256_unpacklo_ps(even, odd);
+  const __m256 hi = _mm256_unpackhi_ps(even, odd);
+  const __m256 first = _mm256_permute2f128_ps(lo, hi, 0x20);
+  const __m256 second = _mm256_permute2f128_ps(lo, hi, 0x31);
+  if (n >= 16) {
+    _mm256_storeu_ps(x, first);
+    _mm256_storeu_ps(x + 8, second);
+    return;
+  }
+  _mm256_maskstore_ps(x, FirstLanes(n), first);
+  _mm256_maskstore_ps(x + 8, FirstLanes(n - 8), second);
+}
+
 }  // namespace
 }  // namespace tsr
 

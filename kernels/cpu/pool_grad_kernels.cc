@@ -22,8 +22,10 @@
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/conv_window.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/node_window.h"
+#include "kernels/cpu/pool_rows.h"
 #include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
 
@@ -112,9 +114,20 @@ absl::Status MaxPoolGradKernel(KernelContext& ctx) {
   const float* dyp = ctx.input(1).data<float>();
   float* dxp = ctx.output(0).data<float>();
   const int64_t in_size = w.in_size(), out_size = w.out_size();
+  // LeNet's and most CNNs' pools: 2x2, stride 2, unpadded, 2-D, eight windows a step.
+  const bool two_by_two = w.in[0] == 1 && w.kernel[0] == 1 && w.kernel[1] == 2 && w.kernel[2] == 2 &&
+                          w.stride[1] == 2 && w.stride[2] == 2 && w.dilation[1] == 1 && w.dilation[2] == 1 &&
+                          w.pad_begin[1] == 0 && w.pad_begin[2] == 0 && 2 * w.out[1] <= w.in[1] &&
+                          2 * w.out[2] <= w.in[2] && ActiveCpuIsa() >= CpuIsa::kAvx2;
   ctx.ParallelFor(planes, std::max<int64_t>(1, out_size * w.taps() + in_size), [&](int64_t begin, int64_t end) {
-    for (int64_t p = begin; p < end; ++p)
-      MaxPoolGradPlane(w, table, xp + p * in_size, dyp + p * out_size, dxp + p * in_size);
+    for (int64_t p = begin; p < end; ++p) {
+      if (two_by_two) {
+        MaxPoolGrad2x2PlaneAvx2(xp + p * in_size, dyp + p * out_size, w.in[1], w.in[2], w.out[1], w.out[2],
+                                dxp + p * in_size);
+      } else {
+        MaxPoolGradPlane(w, table, xp + p * in_size, dyp + p * out_size, dxp + p * in_size);
+      }
+    }
   });
   return absl::OkStatus();
 }

@@ -33,6 +33,13 @@ void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t in
 // row loads each (LeNet's pools: too narrow for the row loop's interior).
 void MaxPool2x2PlaneAvx2(const float* x, int64_t in_w, int64_t out_h, int64_t out_w, float* y);
 
+// The 2x2, stride 2, unpadded MaxPoolGrad of one plane: dx [in_h, in_w] gets dy [out_h,
+// out_w] (out_h <= in_h / 2, out_w <= in_w / 2) at the first maximum of each window of x,
+// as MaxPool2x2PlaneAvx2 picks it, and zero everywhere else (0 + dy: the bits of a zero
+// fill plus dy), eight windows per step.
+void MaxPoolGrad2x2PlaneAvx2(const float* x, const float* dy, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,
+                             float* dx);
+
 // y[j] = (sum of the taps in row-major order) / divisor.
 void AveragePoolRowAvx2(const PoolRowSpan& s, float divisor, float* y);
 

@@ -3,6 +3,8 @@
 // other strides gathered.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "kernels/cpu/avx2_lanes.h"
 #include "kernels/cpu/pool_rows.h"
 
@@ -107,6 +109,41 @@ void MaxPool2x2PlaneAvx2(const float* x, int64_t in_w, int64_t out_h, int64_t ou
       } else {
         _mm256_maskstore_ps(out + ow, FirstLanes(out_w - ow), best);
       }
+    }
+  }
+}
+
+void MaxPoolGrad2x2PlaneAvx2(const float* x, const float* dy, int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w,
+                             float* dx) {
+  std::fill_n(dx, in_h * in_w, 0.0f);  // the rows and columns no window covers
+  const __m256 zero = _mm256_setzero_ps();
+  for (int64_t oh = 0; oh < out_h; ++oh) {
+    const float* top = x + 2 * oh * in_w;
+    const float* bottom = top + in_w;
+    float* dtop = dx + 2 * oh * in_w;
+    float* dbottom = dtop + in_w;
+    const float* g_row = dy + oh * out_w;
+    for (int64_t ow = 0; ow < out_w; ow += 8) {
+      const int64_t left = in_w - 2 * ow, outputs = std::min<int64_t>(8, out_w - ow);
+      __m256 top_even, top_odd, bottom_even, bottom_odd;
+      DeinterleaveEvenOdd(top + 2 * ow, left, top_even, top_odd);
+      DeinterleaveEvenOdd(bottom + 2 * ow, left, bottom_even, bottom_odd);
+      // Which tap is the first maximum in row-major order: a later tap takes over only
+      // where strictly greater (as KeepFirstMax).
+      const __m256 later1 = _mm256_cmp_ps(top_odd, top_even, _CMP_GT_OQ);
+      __m256 best = _mm256_blendv_ps(top_even, top_odd, later1);
+      const __m256 later2 = _mm256_cmp_ps(bottom_even, best, _CMP_GT_OQ);
+      best = _mm256_blendv_ps(best, bottom_even, later2);
+      const __m256 later3 = _mm256_cmp_ps(bottom_odd, best, _CMP_GT_OQ);
+      // 0 + dy: the bits of the plane kernels' zero fill plus dy (-0 becomes +0).
+      const __m256 g = _mm256_add_ps(
+          zero, outputs == 8 ? _mm256_loadu_ps(g_row + ow) : _mm256_maskload_ps(g_row + ow, FirstLanes(outputs)));
+      const __m256 tap3 = _mm256_and_ps(later3, g);
+      const __m256 tap2 = _mm256_andnot_ps(later3, _mm256_and_ps(later2, g));
+      const __m256 tap1 = _mm256_andnot_ps(_mm256_or_ps(later2, later3), _mm256_and_ps(later1, g));
+      const __m256 tap0 = _mm256_andnot_ps(_mm256_or_ps(later1, _mm256_or_ps(later2, later3)), g);
+      InterleaveEvenOdd(tap0, tap1, dtop + 2 * ow, 2 * outputs);
+      InterleaveEvenOdd(tap2, tap3, dbottom + 2 * ow, 2 * outputs);
     }
   }
 }

@@ -83,6 +83,15 @@ class PoolGradKernelTest : public CpuIsaTest {};
 TEST_P(PoolGradKernelTest, LeNetShapes) {
   CheckBoth({.x = {4, 6, 28, 28}, .kernel = {2, 2}, .strides = {2, 2}}, 1);
   CheckBoth({.x = {4, 16, 10, 10}, .kernel = {2, 2}, .strides = {2, 2}}, 2);
+  // The 2x2 / 2 plane kernel's edges: an odd last row and column no window covers, rows of
+  // 1 to 21 windows (partial and several groups of eight), a ceil_mode window past the end
+  // (the general loop), ties and NaNs.
+  CheckBoth({.x = {2, 3, 9, 11}, .kernel = {2, 2}, .strides = {2, 2}}, 3);
+  CheckBoth({.x = {1, 2, 2, 2}, .kernel = {2, 2}, .strides = {2, 2}}, 4);
+  CheckBoth({.x = {1, 2, 6, 43}, .kernel = {2, 2}, .strides = {2, 2}}, 5);
+  CheckBoth({.x = {1, 2, 5, 7}, .kernel = {2, 2}, .strides = {2, 2}, .ceil_mode = 1}, 6);
+  CheckMaxPoolGrad({.x = {2, 2, 7, 35}, .kernel = {2, 2}, .strides = {2, 2}}, 7, true);
+  CheckMaxPoolGrad({.x = {2, 2, 7, 35}, .kernel = {2, 2}, .strides = {2, 2}}, 8, false, /*nans=*/true);
 }
 
 TEST_P(PoolGradKernelTest, SizesAndOverlap) {
