@@ -1,5 +1,6 @@
 // f32 GEMM throughput: Tessera's Sgemm (kernels/cpu/gemm.h) against OpenBLAS
-// cblas_sgemm in the same run, at 1 and 2 threads, on square and transformer shapes.
+// cblas_sgemm in the same run, at 1 and 2 threads, on square, transformer, one-row and
+// few-column shapes.
 // Each benchmark reports GFLOP/s over wall time and GFLOP per process CPU-second
 // ("GFLOP/cpu_s": robust on a shared, oversubscribed machine, where wall time
 // mostly measures the other tenants); after the run a table of medians over the
@@ -101,8 +102,11 @@ class ThreadPool {
 struct GemmShape {
   int64_t m, n, k;
 };
+// Square, transformer, and the one-row (a batch-1 classifier head and MLP layer: the GEMV)
+// and few-column (a 10-class head at batch 64) shapes.
 const GemmShape kShapes[] = {{256, 256, 256},  {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
-                             {128, 768, 3072}, {128, 3072, 768}, {2048, 768, 768}};
+                             {128, 768, 3072}, {128, 3072, 768}, {2048, 768, 768},   {1, 1000, 1280},
+                             {1, 3072, 768},   {64, 10, 256}};
 
 // {GFLOP/s, GFLOP/cpu_s} of every repetition, keyed by (shape index, threads, library).
 using ResultMap = std::map<std::tuple<int, int, std::string>, std::vector<std::pair<double, double>>>;
