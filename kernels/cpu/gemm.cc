@@ -159,7 +159,8 @@ void PackAStrips(const Problem& pr, int64_t row0, int64_t p0, int64_t mc, int64_
 // Packs depth [p0, p0 + kc) x columns [col0, col0 + nc) of op(B) into kNr-column
 // strips, each kc x kNr (k-major), the last one zero padded.
 template <int kNr>
-void PackBStrips(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_t nc, float* dst) {
+void PackBStrips(const Problem& pr, const MicroKernel& mk, int64_t p0, int64_t col0, int64_t kc, int64_t nc,
+                 float* dst) {
   if (!pr.trans_b) {
     // Row by row: each row of the block is read as one contiguous run, which the
     // hardware prefetchers stream. Strip by strip would touch one new cache line per
@@ -181,6 +182,10 @@ void PackBStrips(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_
   for (int64_t jr = 0; jr < nc; jr += kNr) {
     const int n_cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
     float* d = dst + jr * kc;
+    if (n_cols == kNr && mk.pack_b_transposed_strip != nullptr) {
+      mk.pack_b_transposed_strip(pr.b + (col0 + jr) * pr.ldb + p0, pr.ldb, kc, d);
+      continue;
+    }
     for (int j = 0; j < kNr; ++j) cols[j] = pr.b + (col0 + jr + std::min(j, n_cols - 1)) * pr.ldb + p0;
     for (int64_t p = 0; p < kc; ++p, d += kNr) {
       for (int j = 0; j < kNr; ++j) d[j] = j < n_cols ? cols[j][p] : 0.0f;
@@ -221,24 +226,26 @@ const float* ABlock(const Problem& pr, const MicroKernel& mk, int64_t row0, int6
   return buffer;
 }
 
-void PackB(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_t nc, int nr, float* dst) {
+void PackB(const Problem& pr, const MicroKernel& mk, int64_t p0, int64_t col0, int64_t kc, int64_t nc, float* dst) {
+  const int nr = mk.nr;
   if (pr.b_packer != nullptr) return pr.b_packer->Pack(p0, kc, col0, nc, nr, dst);
   switch (nr) {
     case 8:
-      return PackBStrips<8>(pr, p0, col0, kc, nc, dst);
+      return PackBStrips<8>(pr, mk, p0, col0, kc, nc, dst);
     case 16:
-      return PackBStrips<16>(pr, p0, col0, kc, nc, dst);
+      return PackBStrips<16>(pr, mk, p0, col0, kc, nc, dst);
     case 32:
-      return PackBStrips<32>(pr, p0, col0, kc, nc, dst);
+      return PackBStrips<32>(pr, mk, p0, col0, kc, nc, dst);
   }
   std::abort();  // a micro-kernel with an nr not listed here
 }
 
 // The kc x nc block of B for depth [p0, p0 + kc), columns [col0, col0 + nc): packed
 // into `buffer`, or found in the shared packed B (col0 a multiple of nr).
-const float* BBlock(const Problem& pr, int64_t p0, int64_t col0, int64_t kc, int64_t nc, int nr, float* buffer) {
+const float* BBlock(const Problem& pr, const MicroKernel& mk, int64_t p0, int64_t col0, int64_t kc, int64_t nc,
+                    float* buffer) {
   if (pr.packed_b != nullptr) return pr.packed_b + p0 * pr.packed_n_padded + col0 * kc;
-  PackB(pr, p0, col0, kc, nc, nr, buffer);
+  PackB(pr, mk, p0, col0, kc, nc, buffer);
   return buffer;
 }
 
@@ -292,7 +299,7 @@ void MacroKernel(const Problem& pr, const MicroKernel& mk, const float* a_pack, 
                    pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
       ir = mk.mr;
     } else if (b_fill != nullptr) {
-      PackB(pr, pc, jc + jr, kc, n_eff, mk.nr, b_fill + jr * kc);
+      PackB(pr, mk, pc, jc + jr, kc, n_eff, b_fill + jr * kc);
     }
     for (; ir < mc; ir += mk.mr) {
       const int m_eff = static_cast<int>(std::min<int64_t>(mk.mr, mc - ir));
@@ -328,7 +335,7 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
         // Packed on the first jc block, read back on the others.
         float* a_slot = a_all != nullptr ? a_all + pc * m_padded : nullptr;
         const float* a_block = a_slot == nullptr || jc == n0 ? ABlock(pr, mk, m0, pc, m1 - m0, kc, a_slot) : a_slot;
-        const float* b_block = fuse_b ? b_pack : BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
+        const float* b_block = fuse_b ? b_pack : BBlock(pr, mk, pc, jc, kc, nc, b_pack);
         MacroKernel(pr, mk, a_block, b_block, fuse_b ? b_pack : nullptr, pc, m0, m1 - m0, jc, nc, kc, pc == 0);
         if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, mk, m0, m1 - m0, jc, nc);
       }
@@ -343,7 +350,7 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
       const float* a_block = ABlock(pr, mk, m0, pc, m1 - m0, kc, a_pack);
       for (int64_t jc = n0; jc < n1; jc += nc_block) {
         const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
-        const float* b_block = fuse_b ? b_pack : BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
+        const float* b_block = fuse_b ? b_pack : BBlock(pr, mk, pc, jc, kc, nc, b_pack);
         MacroKernel(pr, mk, a_block, b_block, fuse_b ? b_pack : nullptr, pc, m0, m1 - m0, jc, nc, kc, pc == 0);
         if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, mk, m0, m1 - m0, jc, nc);
       }
@@ -355,7 +362,7 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
     for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
       const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
       // Fused, B is packed while the first mc block of rows runs; the others reuse it.
-      const float* b_block = fuse_b ? b_pack : BBlock(pr, pc, jc, kc, nc, mk.nr, b_pack);
+      const float* b_block = fuse_b ? b_pack : BBlock(pr, mk, pc, jc, kc, nc, b_pack);
       for (int64_t ic = m0; ic < m1; ic += mk.mc) {
         const int64_t mc = std::min<int64_t>(mk.mc, m1 - ic);
         const float* a_block = ABlock(pr, mk, ic, pc, mc, kc, a_pack);
@@ -404,7 +411,7 @@ void PackAllOfB(const Problem& pr, const MicroKernel& mk, int64_t n, int64_t n_p
     const int64_t col0 = s0 * mk.nr, cols = std::min(n, s1 * mk.nr) - col0;
     for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
       const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
-      PackB(pr, pc, col0, kc, cols, mk.nr, dst + pc * n_padded + col0 * kc);
+      PackB(pr, mk, pc, col0, kc, cols, dst + pc * n_padded + col0 * kc);
     }
   });
 }
@@ -590,7 +597,7 @@ void Sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
   // the GEMV's dot products (gemv_simd.h). C^T is transposed into C afterwards.
   if (2 * n <= mk.nr && m >= 2 * mk.mr && k > 0 && epilogue.row_bias == nullptr && epilogue.residual == nullptr &&
       epilogue.block == nullptr) {
-    AlignedFloatBuffer transposed_buffer;
+    thread_local AlignedFloatBuffer transposed_buffer;
     float* transposed = transposed_buffer.Get(n * m);
     const CpuIsa isa = ActiveCpuIsa();
     if (beta != 0.0f) TransposeBlock(sizeof(float), isa, c, ldc, transposed, m, n, m);

@@ -1,7 +1,7 @@
 // The AVX-512F GEMM micro-kernel: a 14x32 tile of C in 28 zmm accumulators
 // (2 B loads + 14 A broadcasts per 28 FMAs, leaving 4 of the 32 registers free;
-// the shared template of gemm_microkernel_simd.h over 16-float vectors) and an
-// AVX-512 packing of A strips.
+// the shared template of gemm_microkernel_simd.h over 16-float vectors) and AVX-512
+// packings of A strips and of transposed B strips.
 // Compiled with -mavx512f -mfma; the driver calls it only when the CPU and OS
 // support AVX-512F.
 #include <immintrin.h>
@@ -62,6 +62,25 @@ void PackAStripAvx512(const float* a, int64_t lda, int64_t kc, float* dst) {
   }
 }
 
+// Packs a full 32-column strip of a transposed B (column j of op(B): the row at
+// b + j * ldb), 16 depth steps at a time: two 16x16 blocks of rows transposed in registers
+// into the strip's 16-float halves, instead of 512 scalar gathers.
+void PackTransposedBStripAvx512(const float* b, int64_t ldb, int64_t kc, float* dst) {
+  static_assert(kNr == 32);
+  int64_t p = 0;
+  for (; p + 16 <= kc; p += 16, dst += 16 * kNr) {
+    for (int half = 0; half < 2; ++half) {
+      __m512 r[16];
+      for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(b + (16 * half + j) * ldb + p);
+      Transpose16x16Avx512(r);
+      for (int q = 0; q < 16; ++q) _mm512_storeu_ps(dst + q * kNr + 16 * half, r[q]);
+    }
+  }
+  for (; p < kc; ++p, dst += kNr) {
+    for (int j = 0; j < kNr; ++j) dst[j] = b[j * ldb + p];
+  }
+}
+
 }  // namespace
 
 const MicroKernel& Avx512MicroKernel() {
@@ -77,7 +96,8 @@ const MicroKernel& Avx512MicroKernel() {
                                        PackAStripAvx512,
                                        Avx512Kernel::KernelPackB,
                                        SimdGemv<Avx512Vec>::Gemv,
-                                       SimdEpilogueRow<Avx512Vec>::Row};
+                                       SimdEpilogueRow<Avx512Vec>::Row,
+                                       PackTransposedBStripAvx512};
   return kKernel;
 }
 

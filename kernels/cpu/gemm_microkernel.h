@@ -52,6 +52,10 @@ struct MicroKernel {
   MicroKernelPackBFn fn_pack_b;  // or null: B is packed in a separate pass
   GemvFn gemv;                   // or null: M = 1 runs the blocked path
   EpilogueRowFn epilogue_row;
+  // Packs one full nr-column strip of a transposed B (column j of op(B) is the row at
+  // b + j * ldb) over depth [0, kc): dst[p * nr + j] = b[j * ldb + p]. Or null: the
+  // driver's portable packing.
+  PackAStripFn pack_b_transposed_strip = nullptr;
 };
 
 // Defined in gemm_avx512.cc / gemm_avx2.cc / gemm.cc.
