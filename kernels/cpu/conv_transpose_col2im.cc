@@ -1,7 +1,8 @@
 // col2im scatter-add of ConvTranspose (conv_transpose_col2im.h): per (channel, tap)
 // row, the column pixels whose image position lies inside the image are found once
 // per dimension, so the inner loop over a line of pixels carries no bounds tests; a
-// stride-1 line is a contiguous add, vectorized with AVX2 where available.
+// stride-1 line is a contiguous add, vectorized with AVX2 where available, and 2-D stride-1
+// windows into images at most 16 pixels wide add whole image rows in registers.
 #include "kernels/cpu/conv_transpose_col2im.h"
 
 #include <algorithm>
@@ -31,6 +32,16 @@ void Col2ImAdd(const Window3d& w, const float* col, int64_t channel_begin, int64
   const int64_t pixels = w.out_size();
   const int64_t in_size = w.in_size();
   const bool avx2 = ActiveCpuIsa() >= CpuIsa::kAvx2;
+  // Image rows of at most 16 pixels, stride 1: a row kernel instead of one call per line of
+  // a few pixels (LeNet's 8-wide column rows into 12-wide images).
+  if (avx2 && w.in[0] == 1 && w.kernel[0] == 1 && w.in[2] <= 16 && w.stride[1] == 1 && w.stride[2] == 1 &&
+      w.dilation[1] == 1 && w.dilation[2] == 1) {
+    for (int64_t c = channel_begin; c < channel_end; ++c) {
+      Col2ImNarrowChannelAvx2(col + c * taps * pixels, pixels, w.out[1], w.out[2], w.in[1], w.in[2], w.kernel[1],
+                              w.kernel[2], w.pad_begin[1], w.pad_begin[2], y + c * in_size);
+    }
+    return;
+  }
   for (int64_t c = channel_begin; c < channel_end; ++c) {
     float* yc = y + c * in_size;
     for (int64_t t = 0; t < taps; ++t) {
