@@ -106,6 +106,9 @@ std::string DescribeExecutable(const Executable& e) {
       case ValueLocation::kConstant:
         where = "constant";
         break;
+      case ValueLocation::kVariable:
+        where = "variable";
+        break;
     }
     return absl::StrCat("%", id, " '", v.name, "' ", DTypeName(v.dtype), v.shape.ToString(), " [", where, "]");
   };

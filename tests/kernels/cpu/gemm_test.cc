@@ -503,7 +503,9 @@ TEST(SgemmTest, FewColumnsRunTransposedWithTheSameBits) {
                      blocked.data(), n, options);
             // (One column with a plain A: C^T is one row, the GEMV of gemv_simd.h, whose dot
             // products along A's rows sum in another order.)
-            if (n > 1 || trans_a) EXPECT_TRUE(blocked == results[0]) << "differs from the blocked path";
+            if (n > 1 || trans_a) {
+              EXPECT_TRUE(blocked == results[0]) << "differs from the blocked path";
+            }
             for (int64_t i = 0; i < m; ++i) {
               for (int64_t j = 0; j < n; ++j) {
                 double want = beta * c0[i * n + j] + bias[j];
