@@ -38,12 +38,17 @@ std::vector<TimeSample> TimeRepeatedly(int warmup, int repetitions, const std::f
   for (int i = 0; i < warmup || WallSeconds() < warmup_end; ++i) fn();
   std::vector<TimeSample> samples;
   samples.reserve(static_cast<size_t>(std::max(repetitions, 0)));
+  // The process CPU clock counts a thread that runs without yielding (a spinning worker)
+  // only at scheduler ticks, so one call's reading can be 0 or a whole tick: every sample
+  // gets the mean over all the calls instead.
+  const double cpu_start = ProcessCpuSeconds();
   for (int i = 0; i < repetitions; ++i) {
-    const double wall0 = WallSeconds(), cpu0 = ProcessCpuSeconds();
+    const double wall0 = WallSeconds();
     fn();
-    const double cpu1 = ProcessCpuSeconds(), wall1 = WallSeconds();
-    samples.push_back({wall1 - wall0, cpu1 - cpu0});
+    samples.push_back({WallSeconds() - wall0, 0.0});
   }
+  const double cpu_mean = repetitions > 0 ? (ProcessCpuSeconds() - cpu_start) / repetitions : 0.0;
+  for (TimeSample& s : samples) s.cpu = cpu_mean;
   return samples;
 }
 

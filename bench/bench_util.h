@@ -38,7 +38,9 @@ struct TimeSample {
 // Calls `fn` untimed at least `warmup` times and for at least `warmup_seconds` of wall
 // time (a fast case warmed by a count alone runs a few milliseconds: too short for the
 // machine to settle after a peer's process exits or a thread pool wakes), then
-// `repetitions` times, timing each call on both clocks (seconds).
+// `repetitions` times, timing each call on the wall clock (seconds); each sample's CPU
+// time is the mean over all the calls (process CPU time is tick-quantized for threads that
+// never yield, so single short calls cannot be read on it).
 std::vector<TimeSample> TimeRepeatedly(int warmup, int repetitions, const std::function<void()>& fn,
                                        double warmup_seconds = 0.2);
 
