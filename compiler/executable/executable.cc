@@ -102,6 +102,9 @@ absl::Status CheckTiles(const Executable& e, int s) {
     return absl::InvalidArgumentError(
         absl::StrCat(StepLabel(e, s), " has ", step.tiles, " tiles; it must be in [1, ", kMaxExecutableTiles, "]"));
   }
+  if (step.outputs.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, s), " is tiled but writes nothing"));
+  }
   const size_t arguments = step.inputs.size() + step.outputs.size();
   if (step.tile_strides.size() != arguments) {
     return absl::InvalidArgumentError(absl::StrCat(StepLabel(e, s), " has ", step.tile_strides.size(),

@@ -303,6 +303,12 @@ TEST(ExecutableFileTest, InconsistentMetadataIsRefused) {
               HasSubstr("only a function call is tiled"));
   EXPECT_THAT(ParseError(WithMetadata(bytes, [](Meta& m) { m.mutable_steps(2)->set_tiles(-5); })),
               HasSubstr("has -5 tiles"));
+  EXPECT_THAT(ParseError(WithMetadata(bytes,
+                                      [](Meta& m) {
+                                        m.mutable_steps(2)->clear_outputs();
+                                        m.mutable_steps(2)->mutable_tile_strides()->RemoveLast();
+                                      })),
+              HasSubstr("is tiled but writes nothing"));
   // An output no step writes.
   Executable e = SampleExecutable();
   e.steps.pop_back();
