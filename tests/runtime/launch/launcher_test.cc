@@ -101,6 +101,19 @@ int RunWorker(const std::string& mode, const std::string& dir) {
     }
     std::cout << "rank " << rank << " got worker/" << r << " = " << *value << std::endl;
   }
+  // Every rank says it has read (and printed) every key; a rank about to fail waits for rank
+  // 0's, so that the tests can expect rank 0's lines whichever process the scheduler runs first.
+  if (absl::Status set = (*store)->Set(absl::StrCat("read/", rank), "yes"); !set.ok()) {
+    std::cerr << "worker: " << set << std::endl;
+    return 2;
+  }
+  const bool rank_1_fails = mode == "kill-rank-1" || mode == "exit-3-rank-1" || mode == "rank-0-ignores-sigterm";
+  if (rank_1_fails && rank == 1) {
+    if (absl::StatusOr<std::string> read = (*store)->Get("read/0", absl::Seconds(30)); !read.ok()) {
+      std::cerr << "worker: " << read.status() << std::endl;
+      return 2;
+    }
+  }
   // Mid-run: rank 1 fails while the others wait.
   if (mode == "exchange") return 0;
   if (mode == "kill-rank-1" && rank == 1) raise(SIGKILL);
