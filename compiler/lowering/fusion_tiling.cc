@@ -36,11 +36,9 @@ Cut Classify(mlir::Type type, const FusionTiling& t) {
 bool ActsAlongLaterAxes(mlir::Operation* op, const FusionTiling& t) {
   const llvm::StringRef name = op->getName().stripDialect();
   if (name == "Reshape" || name == "Expand") return false;
+  if (op->hasAttr("perm")) return false;
   const bool normalizes = name == "Softmax" || name == "LogSoftmax" || name == "LayerNormalization";
-  for (const char* attr : {"axis", "perm"}) {
-    if (op->hasAttr(attr) && !(normalizes && llvm::StringRef(attr) == "axis")) return false;
-  }
-  if (!normalizes) return true;
+  if (!normalizes) return !op->hasAttr("axis");
   auto input = llvm::dyn_cast<mlir::RankedTensorType>(op->getOperand(0).getType());
   auto axis = op->getAttrOfType<mlir::IntegerAttr>("axis");
   if (input == nullptr) return false;
@@ -53,20 +51,32 @@ bool SplatConstant(mlir::Operation* op) {
   return value != nullptr && value.isSplat();
 }
 
+// The tiling of `fusion` along `axis` of its first result (T not yet chosen), or nullopt
+// when that result is not a static tensor with such an axis.
+std::optional<FusionTiling> AlongAxis(mlir::Operation* fusion, int64_t axis) {
+  if (fusion->getNumResults() == 0) return std::nullopt;
+  auto first = llvm::dyn_cast<mlir::RankedTensorType>(fusion->getResult(0).getType());
+  if (first == nullptr || !first.hasStaticShape() || axis < 0 || axis >= first.getRank()) return std::nullopt;
+  FusionTiling t;
+  t.axis = axis;
+  t.extent = first.getDimSize(axis);
+  t.result_rank = first.getRank();
+  return t;
+}
+
 }  // namespace
 
 std::optional<FusionTiling> AnalyzeFusionTiling(mlir::Operation* op) {
   auto fusion = llvm::dyn_cast<mlir::tsr::FusionOp>(op);
   if (!fusion || fusion->getNumResults() == 0) return std::nullopt;
   auto first = llvm::dyn_cast<mlir::RankedTensorType>(fusion->getResult(0).getType());
-  if (first == nullptr || !first.hasStaticShape()) return std::nullopt;
-  FusionTiling t;
-  t.result_rank = first.getRank();
+  if (first == nullptr) return std::nullopt;
   const llvm::ArrayRef<int64_t> shape = first.getShape();
-  const auto axis = std::find_if(shape.begin(), shape.end(), [](int64_t d) { return d > 1; });
-  if (axis == shape.end()) return std::nullopt;
-  t.axis = axis - shape.begin();
-  t.extent = *axis;
+  // The first axis of extent > 1.
+  std::optional<FusionTiling> along =
+      AlongAxis(fusion, std::find_if(shape.begin(), shape.end(), [](int64_t d) { return d > 1; }) - shape.begin());
+  if (!along.has_value()) return std::nullopt;
+  FusionTiling t = *along;
   // Every result is cut (a whole one would be written by every block).
   for (mlir::Type type : fusion->getResultTypes()) {
     auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
@@ -125,15 +135,10 @@ std::optional<FusionTiling> AnalyzeFusionTiling(mlir::Operation* op) {
 std::optional<FusionTiling> FusionTilingOf(mlir::Operation* fusion) {
   auto tiles = fusion->getAttrOfType<mlir::IntegerAttr>(mlir::tsr::kTilesAttrName);
   auto axis = fusion->getAttrOfType<mlir::IntegerAttr>(mlir::tsr::kTileAxisAttrName);
-  if (!tiles || !axis || fusion->getNumResults() == 0) return std::nullopt;
-  auto first = llvm::dyn_cast<mlir::RankedTensorType>(fusion->getResult(0).getType());
-  if (first == nullptr || axis.getInt() < 0 || axis.getInt() >= first.getRank()) return std::nullopt;
-  FusionTiling t;
-  t.axis = axis.getInt();
-  t.extent = first.getDimSize(t.axis);
-  t.tiles = tiles.getInt();
-  t.result_rank = first.getRank();
-  if (t.tiles < 2 || t.extent % t.tiles != 0) return std::nullopt;
+  if (!tiles || !axis) return std::nullopt;
+  std::optional<FusionTiling> t = AlongAxis(fusion, axis.getInt());
+  if (!t.has_value() || tiles.getInt() < 2 || t->extent % tiles.getInt() != 0) return std::nullopt;
+  t->tiles = tiles.getInt();
   return t;
 }
 

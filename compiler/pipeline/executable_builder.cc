@@ -12,8 +12,6 @@
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/dialect/tsr_op_signature.h"
 #include "compiler/dialect/tsr_type_conversion.h"
-#include "compiler/lowering/fusion_outlining.h"
-#include "compiler/lowering/fusion_tiling.h"
 #include "compiler/pipeline/freeze_variables.h"
 #include "graph/op_registry.h"
 #include "graph/status_macros.h"
@@ -27,9 +25,9 @@
 namespace tsr {
 namespace {
 
-// A call the outliner gave the function of one block (mlir::tsr::kTileCalleeAttrName): the step calls that
-// function once per block instead; an argument whose type differs from the block function's
-// is cut into `tiles` back-to-back blocks of the block type's size.
+// A call the outliner gave the function of one block (tsr.tile_callee, tsr.tiles): the step
+// calls that function once per block instead; an argument whose type differs from the block
+// function's is cut into `tiles` back-to-back blocks of the block type's size.
 absl::Status UseTileFunction(mlir::func::CallOp call, ExecutableStep* step) {
   auto callee = call->getAttrOfType<mlir::FlatSymbolRefAttr>(mlir::tsr::kTileCalleeAttrName);
   if (!callee) return absl::OkStatus();

@@ -1,9 +1,10 @@
-// AVX2 line add of ConvTranspose's col2im (conv_transpose_row.h). Compiled with
-// -mavx2 -mfma; only the extern entry point has external linkage.
+// AVX2 inner loops of ConvTranspose's col2im (conv_transpose_row.h). Compiled with
+// -mavx2 -mfma; only the extern entry points have external linkage.
 #include <immintrin.h>
 
 #include <algorithm>
 
+#include "kernels/cpu/avx2_lanes.h"
 #include "kernels/cpu/conv_transpose_row.h"
 
 namespace tsr {
@@ -18,20 +19,16 @@ void AddLineAvx2(const float* src, int64_t n, float* dst) {
 
 namespace {
 
-// Lanes [lo, hi) of lanes 0-7 offset by `base` as all-ones.
-__m256 LaneRange(int64_t lo, int64_t hi, int base) {
-  const __m256i lane = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(base));
-  const __m256i above = _mm256_cmpgt_epi32(lane, _mm256_set1_epi32(static_cast<int>(lo) - 1));
-  const __m256i below = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(hi)), lane);
-  return _mm256_castsi256_ps(_mm256_and_si256(above, below));
+// Lanes [lo - base, hi - base) of 0-7 as all-ones: for the eight lanes that start at `base`.
+__m256 LaneRange(int64_t lo, int64_t hi, int64_t base) {
+  return _mm256_castsi256_ps(_mm256_andnot_si256(FirstLanes(lo - base), FirstLanes(hi - base)));
 }
 
 }  // namespace
 
 void Col2ImNarrowChannelAvx2(const float* col, int64_t pixels, int64_t out_h, int64_t out_w, int64_t in_h, int64_t in_w,
                              int64_t kernel_h, int64_t kernel_w, int64_t pad_top, int64_t pad_left, float* y) {
-  const __m256i row0 = _mm256_castps_si256(LaneRange(0, in_w, 0));
-  const __m256i row1 = _mm256_castps_si256(LaneRange(0, in_w, 8));
+  const __m256i row0 = FirstLanes(in_w), row1 = FirstLanes(in_w - 8);
   for (int64_t kh = 0; kh < kernel_h; ++kh) {
     const int64_t oh_begin = std::max<int64_t>(0, pad_top - kh);
     const int64_t oh_end = std::min<int64_t>(out_h, in_h + pad_top - kh);

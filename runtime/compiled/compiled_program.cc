@@ -112,9 +112,9 @@ struct CompiledProgram::Step {
   void* function = nullptr;
   FunctionTrampoline trampoline = nullptr;
   std::vector<Tensor*> args;
-  std::vector<void*> arg_pointers;
-  // A tiled call (ExecutableStep::tiles): called once per block, argument a advanced by
-  // tile_strides[a] bytes per block; cost_per_tile estimates a block's cycles.
+  // Called once per block (ExecutableStep::tiles; one block when untiled), argument a
+  // advanced by tile_strides[a] bytes per block (all 0 when untiled); cost_per_tile
+  // estimates a block's cycles.
   int64_t tiles = 1;
   std::vector<int64_t> tile_strides;
   int64_t cost_per_tile = 0;
@@ -308,9 +308,9 @@ absl::Status CompiledProgram::PrepareFunctionStep(const Executable& e, int s, St
   step.trampoline = kTrampolines[arity];
   for (int v : es.inputs) step.args.push_back(&slots_[v]);
   for (int v : es.outputs) step.args.push_back(&slots_[v]);
-  step.arg_pointers.resize(arity);
   step.tiles = es.tiles;
   step.tile_strides = es.tile_strides;
+  step.tile_strides.resize(arity, 0);
   if (step.tiles > 1) {
     // About ten cycles per element of the first output's block (the functions are
     // elementwise chains, reductions and normalizations).
@@ -320,7 +320,7 @@ absl::Status CompiledProgram::PrepareFunctionStep(const Executable& e, int s, St
   return absl::OkStatus();
 }
 
-void CompiledProgram::RunTiles(Step& step) {
+void CompiledProgram::RunFunction(Step& step) {
   const auto run = [&](int64_t begin, int64_t end) {
     void* pointers[kMaxFunctionArguments];
     for (int64_t t = begin; t < end; ++t) {
@@ -330,7 +330,7 @@ void CompiledProgram::RunTiles(Step& step) {
       step.trampoline(step.function, pointers);
     }
   };
-  if (pool_ != nullptr) {
+  if (step.tiles > 1 && pool_ != nullptr) {
     pool_->ParallelFor(step.tiles, step.cost_per_tile, run);
   } else {
     run(0, step.tiles);
@@ -606,12 +606,7 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::
       const Tensor& y = step.context->output(0);
       in_flight.push_back(InFlight{*std::move(handle), &step, static_cast<const char*>(y.raw_data()), y.num_bytes()});
     } else if (step.kind == ExecutableStep::Kind::kFunction) {
-      if (step.tiles > 1) {
-        RunTiles(step);
-      } else {
-        for (size_t a = 0; a < step.args.size(); ++a) step.arg_pointers[a] = step.args[a]->raw_data();
-        step.trampoline(step.function, step.arg_pointers.data());
-      }
+      RunFunction(step);
     } else if (step.matmul_b != nullptr) {
       FusedMatMulForward(step.matmul_rows, step.x->data<float>(), *step.matmul_b,
                          step.bias != nullptr ? step.bias->data<float>() : nullptr,

@@ -114,8 +114,8 @@ class CompiledProgram {
   absl::Status PlaceValues(const Executable& executable);
   absl::Status PrepareSteps(const Executable& executable);
   absl::Status PrepareKernelStep(const Executable& executable, int s, Step& step);
-  // Calls a tiled function step once per block, over the pool's threads.
-  void RunTiles(Step& step);
+  // Calls a function step, once per block when it is tiled (over the pool's threads).
+  void RunFunction(Step& step);
   absl::Status PrepareFunctionStep(const Executable& executable, int s, Step& step);
   absl::Status PrepareConvolution(const Executable& executable, int s, Step& step);
   void PrepareMatMul(const Executable& executable, int s, Step& step);
