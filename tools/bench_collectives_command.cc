@@ -72,7 +72,9 @@ constexpr absl::string_view kDescription =
     "--peer (allreduce only) the raw library is timed in the same run on a buffer of its own:\n"
     "MPI_Allreduce on MPI_COMM_WORLD, or gloo::allreduce's ring on a Gloo context made as the\n"
     "gloo backend makes its own; the columns peer time(us), peer busbw and ratio (ours / peer\n"
-    "busbw) follow. Timings are figures, not checks: the exit code says only whether the run\n"
+    "busbw) follow. Ours and the peer are timed in alternating turns of a tenth of the\n"
+    "iterations, so that a machine whose speed drifts slows both alike. Timings are\n"
+    "figures, not checks: the exit code says only whether the run\n"
     "and its result checks succeeded.";
 
 enum class BenchOp { kAllReduce, kReduceScatter, kAllGather, kBroadcast, kAllToAll };
@@ -390,17 +392,29 @@ double Median(std::vector<double> values) {
   return (values[mid] + *std::max_element(values.begin(), values.begin() + mid)) / 2;
 }
 
-// Runs `op` config.warmup times untimed, then config.iters times timed, back to back; the
-// median of the timed iterations in seconds.
-absl::StatusOr<double> TimeIterations(const BenchConfig& config, const std::function<absl::Status()>& op) {
-  for (int i = 0; i < config.warmup; ++i) TSR_RETURN_IF_ERROR(op());
-  std::vector<double> seconds(config.iters);
-  for (int i = 0; i < config.iters; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    TSR_RETURN_IF_ERROR(op());
-    seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// Runs each of `ops` config.warmup times untimed, then config.iters times timed, and
+// returns each one's median in seconds. Several ops are timed in turns of a tenth of the
+// iterations (ours, the peer's, ours, ...), so that a machine whose speed drifts during
+// the run (a shared VM) slows both alike instead of whichever ran during the slow spell.
+absl::StatusOr<std::vector<double>> TimeIterations(const BenchConfig& config,
+                                                   const std::vector<std::function<absl::Status()>>& ops) {
+  for (const auto& op : ops) {
+    for (int i = 0; i < config.warmup; ++i) TSR_RETURN_IF_ERROR(op());
   }
-  return Median(std::move(seconds));
+  const int turn = ops.size() > 1 ? std::max(1, config.iters / 10) : config.iters;
+  std::vector<std::vector<double>> seconds(ops.size());
+  for (int done = 0; done < config.iters; done += turn) {
+    for (size_t k = 0; k < ops.size(); ++k) {
+      for (int i = done; i < std::min(config.iters, done + turn); ++i) {
+        const auto start = std::chrono::steady_clock::now();
+        TSR_RETURN_IF_ERROR(ops[k]());
+        seconds[k].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
+    }
+  }
+  std::vector<double> medians;
+  for (std::vector<double>& s : seconds) medians.push_back(Median(std::move(s)));
+  return medians;
 }
 
 // Whether every rank's check passed (a rank whose check failed still takes part, so that
@@ -461,20 +475,22 @@ absl::Status BenchRank(Collectives& comm, const BenchConfig& config, PeerAllRedu
     if (checked.ok()) checked = CheckResult(config.op, rank, n, b, "ours:");
     TSR_RETURN_IF_ERROR(AgreeOnCheck(comm, checked, bytes));
     Fill(b.input, 0);
-    TSR_ASSIGN_OR_RETURN(double seconds, TimeIterations(config, [&] { return RunOp(comm, config.op, b, name); }));
-
-    Tensor times(DType::kF64, Shape{2});
-    times.data<double>()[0] = seconds;
+    std::vector<std::function<absl::Status()>> ops = {[&] { return RunOp(comm, config.op, b, name); }};
+    OpBuffers p;
     if (peer != nullptr) {
-      OpBuffers p = MakeBuffers(config.op, config.dtype, bytes, n);
+      p = MakeBuffers(config.op, config.dtype, bytes, n);
       TSR_RETURN_IF_ERROR(comm.BarrierSync(absl::StrCat(name, "/peer-barrier")));
       FillForCheck(rank, p);
       checked = peer->Run(p.input);
       if (checked.ok()) checked = CheckResult(config.op, rank, n, p, "peer:");
       TSR_RETURN_IF_ERROR(AgreeOnCheck(comm, checked, bytes));
       Fill(p.input, 0);
-      TSR_ASSIGN_OR_RETURN(times.data<double>()[1], TimeIterations(config, [&] { return peer->Run(p.input); }));
+      ops.push_back([&] { return peer->Run(p.input); });
     }
+    TSR_ASSIGN_OR_RETURN(std::vector<double> seconds, TimeIterations(config, ops));
+    Tensor times(DType::kF64, Shape{2});
+    times.data<double>()[0] = seconds[0];
+    if (peer != nullptr) times.data<double>()[1] = seconds[1];
     // The slowest rank's time, as nccl-tests reports with -a 3.
     TSR_RETURN_IF_ERROR(comm.AllReduceSync(times, ReduceOp::kMax, absl::StrCat(name, "/times")));
     const double ours = times.data<double>()[0];

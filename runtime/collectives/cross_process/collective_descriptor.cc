@@ -72,6 +72,7 @@ class Reader {
     pos_ += n;
     return true;
   }
+  size_t pos() const { return pos_; }
 
  private:
   const char* in_;
@@ -119,7 +120,7 @@ CollectiveDescriptor MakeDescriptor(CollectiveKind kind, absl::string_view name,
   return d;
 }
 
-void EncodeDescriptor(const CollectiveDescriptor& d, int64_t seq, char* out) {
+size_t EncodeDescriptor(const CollectiveDescriptor& d, int64_t seq, char* out) {
   std::memset(out, 0, kDescriptorWireBytes);
   const int in_rank = std::min(d.input.shape.rank(), kMaxRank);
   const int out_rank = std::min(d.output.shape.rank(), kMaxRank);
@@ -143,9 +144,10 @@ void EncodeDescriptor(const CollectiveDescriptor& d, int64_t seq, char* out) {
   for (int i = 0; i < in_rank; ++i) w.Put<int64_t>(d.input.shape.dim(i));
   for (int i = 0; i < out_rank; ++i) w.Put<int64_t>(d.output.shape.dim(i));
   w.PutBytes(name);
+  return w.pos();
 }
 
-absl::StatusOr<CollectiveDescriptor> DecodeDescriptor(const char* in, int64_t* seq) {
+absl::StatusOr<CollectiveDescriptor> DecodeDescriptor(const char* in, int64_t* seq, size_t* bytes) {
   Reader r(in);
   uint32_t magic = 0;
   uint8_t version = 0, kind = 0, reduce_op = 0, flags = 0, in_dtype = 0, out_dtype = 0, in_rank = 0, out_rank = 0;
@@ -172,6 +174,7 @@ absl::StatusOr<CollectiveDescriptor> DecodeDescriptor(const char* in, int64_t* s
     (i < in_rank ? d.input.shape : d.output.shape).AddDim(dim);
   }
   if (!r.GetBytes(name_size, &d.name)) return absl::DataLossError("collective descriptor: truncated name");
+  if (bytes != nullptr) *bytes = r.pos();
   return d;
 }
 

@@ -67,11 +67,14 @@ CollectiveDescriptor MakeDescriptor(CollectiveKind kind, absl::string_view name,
 // Every encoded descriptor has exactly this size (ranks of up to kMaxRank fit).
 inline constexpr size_t kDescriptorWireBytes = 1024;
 
-// Writes kDescriptorWireBytes bytes to `out`, tagged with the sequence number `seq`.
-void EncodeDescriptor(const CollectiveDescriptor& descriptor, int64_t seq, char* out);
-// Reads what EncodeDescriptor wrote; `seq` receives the sequence number. DataLoss when
-// the bytes are not a descriptor.
-absl::StatusOr<CollectiveDescriptor> DecodeDescriptor(const char* in, int64_t* seq);
+// Writes the descriptor, tagged with the sequence number `seq`, to the
+// kDescriptorWireBytes bytes at `out` (zeros after it) and returns how many of them it
+// used: a receiver needs only those (typically under 100 bytes).
+size_t EncodeDescriptor(const CollectiveDescriptor& descriptor, int64_t seq, char* out);
+// Reads what EncodeDescriptor wrote; `seq` receives the sequence number and `bytes`
+// (when given) the count EncodeDescriptor returned. DataLoss when the bytes are not a
+// descriptor.
+absl::StatusOr<CollectiveDescriptor> DecodeDescriptor(const char* in, int64_t* seq, size_t* bytes = nullptr);
 
 // "all_reduce(sum) 'grad/w1' f32[10]", "all_gather 'x' f32[2,3] -> f32[5,3]".
 std::string Describe(const CollectiveDescriptor& descriptor);

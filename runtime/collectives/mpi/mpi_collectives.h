@@ -9,23 +9,25 @@
 //   TSR_RETURN_IF_ERROR(FinalizeMpi());
 //
 // How the contract in collectives.h is kept:
-//  - Each communicator runs its collectives one at a time in issue order, on a thread of
-//    its own (eager all-reduces on the caller's; below). A collective starts with a
-//    descriptor exchange (mpi_exchange.h): every rank sends a small fixed-size
-//    description of what it issued (op, reduce op, name, dtype, shapes, root; see
-//    collective_descriptor.h) to every other rank with nonblocking point-to-point
-//    messages and polls for the others' until the timeout. So every rank learns exactly
-//    which ranks did not arrive (DeadlineExceeded naming them), every rank checks the
-//    same descriptors (a mismatch is the same InvalidArgument everywhere, and leaves the
-//    communicator usable), and uneven all-gathers and all-to-alls know every rank's row
-//    count. A barrier is the exchange alone.
-//  - A small all-reduce (at most 256 KiB sent per rank; mpi_exchange.h) goes eagerly: its
-//    tensor travels right behind its descriptor, and every rank reduces what it received
-//    in rank order ((x0 op x1) op x2 ...), the same bits on every rank. When nothing is
-//    queued, the issuing thread posts its messages and the thread that waits for it (or
-//    polls Done()) finishes it, so it costs one message latency and no hand-over between
-//    threads (4 KiB: 19 -> 5.6 us; 16-64 KiB: within 5% of MPI_Allreduce); the
-//    communicator's thread finishes it when a collective queued behind it needs it done.
+//  - Each communicator runs its collectives one at a time in issue order. A collective
+//    issued while the communicator is idle starts on the issuing thread and is finished
+//    by the thread that waits for it, as a plain MPI call would be (no hand-over between
+//    threads: waking a worker and then the waiter cost ~10 us, 10-25% of a 64 KiB-1 MiB
+//    all-reduce); the communicator's own thread finishes it instead when another
+//    collective is queued behind it or when its handle is polled (Done) rather than
+//    waited for, and runs whatever was queued. A collective starts with a descriptor
+//    exchange (mpi_exchange.h): every rank sends a small description of what it issued
+//    (op, reduce op, name, dtype, shapes, root; see collective_descriptor.h) to every
+//    other rank with nonblocking point-to-point messages and polls for the others' until
+//    the timeout. So every rank learns exactly which ranks did not arrive
+//    (DeadlineExceeded naming them), every rank checks the same descriptors (a mismatch is
+//    the same InvalidArgument everywhere, and leaves the communicator usable), and uneven
+//    all-gathers and all-to-alls know every rank's row count. A barrier is the exchange
+//    alone.
+//  - A small all-reduce (at most 16 KiB sent per rank; mpi_exchange.h) goes eagerly: its
+//    tensor travels with its descriptor, in messages small enough for Open MPI's
+//    shared-memory fast path, and every rank reduces what it received in rank order
+//    ((x0 op x1) op x2 ...), the same bits on every rank: one message latency.
 //  - Otherwise the data moves with MPI's blocking collective on the tensors' own buffers
 //    (MPI_Allreduce in place, MPI_Reduce_scatter, MPI_Allgatherv and MPI_Alltoallv with
 //    one row as the datatype, MPI_Bcast): the library's tuned algorithms, which its
@@ -43,7 +45,10 @@
 //  - If the data movement itself does not finish within the timeout (a rank died, or
 //    arrived so late that it missed the notice above), the handle fails with
 //    DeadlineExceeded; the MPI call stays blocked on the communicator's thread and
-//    still owns the tensors' buffers (they are kept alive).
+//    still owns the tensors' buffers (they are kept alive). When the blocked call is on
+//    the thread that waits for it, that thread can never see the failure: the
+//    communicator prints the error and ends the job with MPI_Abort, as PyTorch's NCCL
+//    watchdog takes a stalled process down.
 //  - Either way the communicator is poisoned: its later collectives fail at once with
 //    FailedPrecondition naming the collective that timed out. A communicator whose MPI
 //    call is stuck cannot be freed (destroying the object leaves its thread behind) and

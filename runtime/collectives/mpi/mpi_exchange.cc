@@ -3,6 +3,7 @@
 #include "runtime/collectives/mpi/mpi_exchange.h"
 
 #include <algorithm>
+#include <cstring>
 #include <thread>
 #include <utility>
 
@@ -20,40 +21,84 @@ size_t EagerPayloadBytes(const CollectiveDescriptor& descriptor, int world_size)
   return bytes * static_cast<size_t>(world_size - 1) <= kEagerAllReduceBytes ? bytes : 0;
 }
 
+std::string DescriptorExchange::Where() const { return tsr::Where(descriptors_[rank_], seq_); }
+
+PayloadCut CutPayload(size_t descriptor_bytes, size_t payload_bytes) {
+  PayloadCut cut;
+  // The rest starts 64-byte aligned (MPI's copies of it run at full speed).
+  cut.first = std::min(payload_bytes, (kFrameBytes - descriptor_bytes) / 64 * 64);
+  cut.rest = payload_bytes - cut.first;
+  return cut;
+}
+
 DescriptorExchange::DescriptorExchange(MPI_Comm comm, int rank, int world_size, int tag, int64_t seq,
-                                       const CollectiveDescriptor& mine, const Tensor& payload, std::string where)
+                                       const CollectiveDescriptor& mine, const Tensor& payload)
     : comm_(comm),
       rank_(rank),
       world_size_(world_size),
       tag_(tag),
       seq_(seq),
-      where_(std::move(where)),
       descriptors_(world_size),
       payloads_(world_size),
-      requests_(4 * static_cast<size_t>(world_size), MPI_REQUEST_NULL),
-      completed_(4 * static_cast<size_t>(world_size)) {
+      requests_(static_cast<size_t>(world_size), MPI_REQUEST_NULL),
+      parts_(static_cast<size_t>(world_size), Part::kFirstFrame) {
   descriptors_[rank] = mine;
   if (EagerPayloadBytes(mine, world_size) > 0) payload_ = payload;
 }
 
 void DescriptorExchange::Post() {
-  mine_ = std::make_unique<char[]>(kDescriptorWireBytes);
-  EncodeDescriptor(descriptors_[rank_], seq_, mine_.get());
-  theirs_ = std::make_unique<char[]>(static_cast<size_t>(world_size_) * kDescriptorWireBytes);
-  const size_t payload_bytes = eager() ? payload_.num_bytes() : 0;
+  mine_ = std::unique_ptr<char[]>(new char[kFrameBytes]);
+  const size_t descriptor_bytes = EncodeDescriptor(descriptors_[rank_], seq_, mine_.get());
+  const PayloadCut cut = CutPayload(descriptor_bytes, eager() ? payload_.num_bytes() : 0);
+  const char* data = eager() ? static_cast<const char*>(payload_.raw_data()) : nullptr;
+  if (cut.first > 0) std::memcpy(mine_.get() + descriptor_bytes, data, cut.first);
+  theirs_.reset(new char[static_cast<size_t>(world_size_) * kFrameBytes]);
   ScopedMpiCall mpi;
   for (int q = 0; q < world_size_; ++q) {
     if (q == rank_) continue;
-    MPI_Irecv(theirs_.get() + q * kDescriptorWireBytes, kDescriptorWireBytes, MPI_BYTE, q, tag_, comm_, &requests_[q]);
-    MPI_Isend(mine_.get(), kDescriptorWireBytes, MPI_BYTE, q, tag_, comm_, &requests_[world_size_ + q]);
+    MPI_Irecv(theirs_.get() + q * kFrameBytes, kFrameBytes, MPI_BYTE, q, tag_, comm_, &requests_[q]);
     ++pending_receives_;
-    ++pending_sends_;
-    if (payload_bytes > 0) {
-      MPI_Isend(payload_.raw_data(), static_cast<int>(payload_bytes), MPI_BYTE, q, tag_, comm_,
-                &requests_[2 * world_size_ + q]);
+  }
+  for (int q = 0; q < world_size_; ++q) {
+    if (q == rank_) continue;
+    auto send = [&](const char* bytes, size_t n) {
+      requests_.push_back(MPI_REQUEST_NULL);
+      parts_.push_back(Part::kSend);
+      MPI_Isend(bytes, static_cast<int>(n), MPI_BYTE, q, tag_, comm_, &requests_.back());
       ++pending_sends_;
+    };
+    send(mine_.get(), descriptor_bytes + cut.first);
+    for (size_t offset = 0; offset < cut.rest; offset += kFrameBytes) {
+      send(data + cut.first + offset, std::min(kFrameBytes, cut.rest - offset));
     }
   }
+}
+
+absl::Status DescriptorExchange::TakeFirstFrame(int q) {
+  int64_t seq = 0;
+  size_t descriptor_bytes = 0;
+  const char* frame = theirs_.get() + q * kFrameBytes;
+  absl::StatusOr<CollectiveDescriptor> d = DecodeDescriptor(frame, &seq, &descriptor_bytes);
+  if (!d.ok()) return absl::DataLossError(absl::StrCat(Where(), ": from rank ", q, ": ", d.status().message()));
+  if (seq != seq_) {
+    return absl::InternalError(absl::StrCat(Where(), ": rank ", q, " sent the descriptor of seq ", seq,
+                                            " (the communicator's ranks are out of step)"));
+  }
+  descriptors_[q] = *std::move(d);
+  const size_t bytes = EagerPayloadBytes(descriptors_[q], world_size_);
+  if (bytes == 0) return absl::OkStatus();
+  const PayloadCut cut = CutPayload(descriptor_bytes, bytes);
+  payloads_[q].reset(new char[bytes]);
+  char* payload = payloads_[q].get();
+  std::memcpy(payload, frame + descriptor_bytes, cut.first);
+  for (size_t offset = 0; offset < cut.rest; offset += kFrameBytes) {
+    requests_.push_back(MPI_REQUEST_NULL);
+    parts_.push_back(Part::kPayload);
+    MPI_Irecv(payload + cut.first + offset, static_cast<int>(std::min(kFrameBytes, cut.rest - offset)), MPI_BYTE, q,
+              tag_, comm_, &requests_.back());
+    ++pending_receives_;
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, absl::Time deadline, absl::Duration timeout,
@@ -65,36 +110,24 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, absl::Time deadline
     absl::Status failure;  // a message that is not this collective's descriptor
     {
       ScopedMpiCall mpi;
+      completed_.resize(requests_.size());
       MPI_Testsome(static_cast<int>(requests_.size()), requests_.data(), &count, completed_.data(),
                    MPI_STATUSES_IGNORE);
       for (int i = 0; i < (count == MPI_UNDEFINED ? 0 : count); ++i) {
         const int index = completed_[i];
-        if (index >= world_size_ && index < 3 * world_size_) {
-          --pending_sends_;
-          continue;
+        switch (parts_[index]) {
+          case Part::kSend:
+            --pending_sends_;
+            break;
+          case Part::kPayload:
+            --pending_receives_;
+            break;
+          case Part::kFirstFrame:
+            --pending_receives_;
+            failure = TakeFirstFrame(index);
+            break;
         }
-        --pending_receives_;
-        if (index >= world_size_) continue;  // a payload
-        const int q = index;
-        // Rank q's descriptor: its own, of this collective, and whether a payload follows.
-        int64_t seq = 0;
-        absl::StatusOr<CollectiveDescriptor> d = DecodeDescriptor(theirs_.get() + q * kDescriptorWireBytes, &seq);
-        if (!d.ok()) {
-          failure = absl::DataLossError(absl::StrCat(where_, ": from rank ", q, ": ", d.status().message()));
-          break;
-        }
-        if (seq != seq_) {
-          failure = absl::InternalError(absl::StrCat(where_, ": rank ", q, " sent the descriptor of seq ", seq,
-                                                     " (the communicator's ranks are out of step)"));
-          break;
-        }
-        descriptors_[q] = *std::move(d);
-        if (const size_t bytes = EagerPayloadBytes(descriptors_[q], world_size_); bytes > 0) {
-          payloads_[q] = std::make_unique<char[]>(bytes);
-          MPI_Irecv(payloads_[q].get(), static_cast<int>(bytes), MPI_BYTE, q, tag_, comm_,
-                    &requests_[3 * world_size_ + q]);
-          ++pending_receives_;
-        }
+        if (!failure.ok()) break;
       }
     }
     // (Abandon takes the serializing lock itself.)
@@ -141,7 +174,7 @@ absl::Status DescriptorExchange::CheckNotices(absl::Duration timeout) {
   }
   if (abandoned.empty()) return absl::OkStatus();
   return absl::DeadlineExceededError(absl::StrCat(
-      where_, ": rank", abandoned.size() > 1 ? "s " : " ", absl::StrJoin(abandoned, ", "), " of ", world_size_,
+      Where(), ": rank", abandoned.size() > 1 ? "s " : " ", absl::StrJoin(abandoned, ", "), " of ", world_size_,
       " gave up waiting (timeout ", absl::FormatDuration(timeout), ") before rank ", rank_, " arrived"));
 }
 
@@ -156,18 +189,18 @@ absl::Status DescriptorExchange::GiveUp(absl::Duration timeout, std::vector<Park
   notice.abandoned = true;
   ParkedRequests notices;
   notices.buffers.push_back(std::make_unique<char[]>(kDescriptorWireBytes));
-  EncodeDescriptor(notice, seq_, notices.buffers.back().get());
+  const size_t notice_bytes = EncodeDescriptor(notice, seq_, notices.buffers.back().get());
   {
     ScopedMpiCall mpi;
     for (int q = 0; q < world_size_; ++q) {
       if (q == rank_) continue;
       MPI_Request request;
-      MPI_Isend(notices.buffers.back().get(), kDescriptorWireBytes, MPI_BYTE, q, tag_, comm_, &request);
+      MPI_Isend(notices.buffers.back().get(), static_cast<int>(notice_bytes), MPI_BYTE, q, tag_, comm_, &request);
       notices.requests.push_back(request);
     }
   }
   parked->push_back(std::move(notices));
-  return Abandon(MissingRanksError(where_, rank_, timeout, missing, world_size_), parked);
+  return Abandon(MissingRanksError(Where(), rank_, timeout, missing, world_size_), parked);
 }
 
 // Ends the exchange with `status`: receives nobody matched are cancelled; whatever is
@@ -176,14 +209,12 @@ absl::Status DescriptorExchange::Abandon(absl::Status status, std::vector<Parked
   ParkedRequests left;
   {
     ScopedMpiCall mpi;
-    for (int q = 0; q < world_size_; ++q) {
-      for (int part : {0, 3}) {
-        MPI_Request& r = requests_[part * world_size_ + q];
-        if (r == MPI_REQUEST_NULL) continue;
-        MPI_Cancel(&r);
-        int done = 0;
-        MPI_Test(&r, &done, MPI_STATUS_IGNORE);  // a cancelled receive completes at once
-      }
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      MPI_Request& r = requests_[i];
+      if (r == MPI_REQUEST_NULL || parts_[i] == Part::kSend) continue;
+      MPI_Cancel(&r);
+      int done = 0;
+      MPI_Test(&r, &done, MPI_STATUS_IGNORE);  // a cancelled receive completes at once
     }
     for (MPI_Request& r : requests_) {
       if (r != MPI_REQUEST_NULL) left.requests.push_back(r);

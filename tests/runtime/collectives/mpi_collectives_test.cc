@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "runtime/collectives/mpi/mpi_exchange.h"
 #include "tests/runtime/collectives/collectives_conformance.h"
 #include "tests/runtime/collectives/rank_test_output.h"
 
@@ -210,6 +211,56 @@ TEST_F(MpiCollectivesTest, UnwaitedEagerAllReduceFinishesBehindQueuedOnes) {
   ASSERT_TRUE(polled.Done()) << "Done() alone never finished an eager all-reduce";
   EXPECT_TRUE(polled.Wait().ok());
   EXPECT_EQ(small.data<float>()[0], static_cast<float>(world_));
+}
+
+// An eager all-reduce travels in frames of at most kFrameBytes: the first holds the
+// descriptor and the start of the tensor. Every cut (a tensor ending in the first frame,
+// exactly at a frame's end, one byte past it, the largest eager size) and a name long
+// enough to fill most of the first frame arrive whole; so does the same size through
+// MPI's all-reduce just above the eager limit.
+TEST_F(MpiCollectivesTest, EagerFramesCarryEveryCutOfTheTensor) {
+  const std::string long_name(900, 'n');
+  const int64_t eager_floats = static_cast<int64_t>(mpi_internal::kEagerAllReduceBytes / 4 / (world_ - 1));
+  for (const std::string& name : {std::string("g"), long_name}) {
+    for (int64_t n : {int64_t{1}, int64_t{960}, int64_t{961}, int64_t{992}, int64_t{1984}, int64_t{1985},
+                      eager_floats - 1, eager_floats, eager_floats + 1, eager_floats + 999}) {
+      for (DType dtype : {DType::kF32, DType::kF64}) {
+        SCOPED_TRACE(absl::StrCat("n=", n, " dtype=", DTypeName(dtype), " name of ", name.size()));
+        Tensor t(dtype, Shape({n}));
+        for (int64_t i = 0; i < n; ++i) {
+          const double v = (rank_ + 1) * 1000.0 + static_cast<double>(i % 977);
+          if (dtype == DType::kF32)
+            t.data<float>()[i] = static_cast<float>(v);
+          else
+            t.data<double>()[i] = v;
+        }
+        ASSERT_TRUE(comm_->AllReduce(t, ReduceOp::kSum, name).Wait().ok());
+        for (int64_t i = 0; i < n; ++i) {
+          const double expected = 1000.0 * world_ * (world_ + 1) / 2 + world_ * static_cast<double>(i % 977);
+          const double got = dtype == DType::kF32 ? t.data<float>()[i] : t.data<double>()[i];
+          ASSERT_EQ(got, expected) << "element " << i;
+        }
+      }
+    }
+  }
+}
+
+// A thread waiting for the next queued collective runs it itself; one waiting for a
+// collective queued behind others leaves them all to the communicator's thread. Both
+// orders finish, with the right sums.
+TEST_F(MpiCollectivesTest, WaitingOutOfIssueOrderFinishesEveryCollective) {
+  Tensor a(DType::kF32, Shape({int64_t{1} << 16}));
+  Tensor b(DType::kF32, Shape({int64_t{1} << 16}));
+  a.data<float>()[3] = 1.0f;
+  b.data<float>()[5] = 2.0f;
+  CollectiveHandle first = comm_->AllReduce(a, ReduceOp::kSum, "a");
+  CollectiveHandle second = comm_->AllReduce(b, ReduceOp::kSum, "b");
+  ASSERT_TRUE(second.Wait().ok());
+  ASSERT_TRUE(first.Wait().ok());
+  EXPECT_EQ(a.data<float>()[3], static_cast<float>(world_));
+  EXPECT_EQ(b.data<float>()[5], 2.0f * world_);
+  ASSERT_TRUE(comm_->AllReduce(a, ReduceOp::kSum, "a2").Wait().ok());
+  EXPECT_EQ(a.data<float>()[3], static_cast<float>(world_ * world_));
 }
 
 TEST_F(MpiCollectivesTest, OpMismatchNamesBothSidesOnEveryRank) {
