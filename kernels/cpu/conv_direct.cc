@@ -4,6 +4,7 @@
 #include "kernels/cpu/conv_direct.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -64,18 +65,26 @@ struct PaddedPlanes {
 
 }  // namespace
 
-bool DirectConvApplies(const Window3d& w, int64_t c_per_group) {
+bool DirectConvApplies(const Window3d& w, int64_t c_per_group, int64_t max_rows) {
   if (ActiveCpuIsa() < CpuIsa::kAvx2) return false;
   if (w.in[0] != 1 || w.kernel[0] != 1 || w.out[0] != 1 || w.pad_begin[0] != 0) return false;
   if (w.stride[1] != 1 || w.stride[2] != 1 || w.out[1] <= 0 || w.out[2] <= 0) return false;
   const int64_t rows = c_per_group * w.taps();
-  if (rows < 1 || rows > kMaxDirectConvRows) return false;
+  if (rows < 1 || rows > max_rows) return false;
   const int64_t width = w.in[2] + w.pad_begin[2] + w.pad_end[2];
   const int64_t height = w.in[1] + w.pad_begin[1] + w.pad_end[1];
   // Stride 1 always gives these; checked because the offsets rely on them.
   if (w.out[2] != width - (w.kernel[2] - 1) * w.dilation[2]) return false;
   if (w.out[1] != height - (w.kernel[1] - 1) * w.dilation[1]) return false;
   return width <= 2 * w.out[2];
+}
+
+bool AllFinite(const float* x, int64_t n) {
+  if (ActiveCpuIsa() >= CpuIsa::kAvx2) return AllFiniteAvx2(x, n);
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i])) return false;
+  }
+  return true;
 }
 
 void DirectConv(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, int64_t group, const float* x,
@@ -121,7 +130,7 @@ void DirectConv(const Window3d& w, int64_t batch, int64_t channels, int64_t out_
 bool DirectConvGradFilter(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, int64_t group,
                           const float* x, const float* dy, float* dw, const ParallelForFn& parallel_for) {
   const int64_t in_pixels = w.in[1] * w.in[2];
-  if (!AllFiniteAvx2(x, batch * channels * in_pixels)) return false;
+  if (!AllFinite(x, batch * channels * in_pixels)) return false;
   const int64_t c_per_group = channels / group, m_per_group = out_channels / group;
   const int64_t rows = c_per_group * w.taps();
   const PaddedPlanes planes(w, c_per_group, 8);

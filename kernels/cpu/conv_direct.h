@@ -30,11 +30,18 @@ namespace tsr {
 // (ConvGradFilter) faster direct at batch 64. Larger ones keep the GEMM until measured.
 inline constexpr int64_t kMaxDirectConvRows = 160;
 
+// The same limit for a stride-1 ConvTranspose run as its equivalent Conv
+// (conv_transpose_kernels.cc), where the alternative is a GEMM of depth C/group (16 in
+// LeNet's input gradient) and a scatter of taps x rows. Measured at 400 (LeNet's
+// 16 x 5 x 5 at batch 64, interleaved runs): 0.85-0.89 ms direct, 0.98-1.04 ms GEMM
+// and scatter.
+inline constexpr int64_t kMaxDirectConvTransposeRows = 400;
+
 // Whether the direct loops take a convolution with window `w` and `c_per_group`
 // input channels per group: AVX2, stride 1, no depth dimension, 1 <= C/group * taps
-// <= kMaxDirectConvRows, a padded width of at most twice the output width, and a
-// non-empty output.
-bool DirectConvApplies(const Window3d& w, int64_t c_per_group);
+// <= max_rows, a padded width of at most twice the output width, and a non-empty
+// output.
+bool DirectConvApplies(const Window3d& w, int64_t c_per_group, int64_t max_rows = kMaxDirectConvRows);
 
 // Conv: y [batch, out_channels, out] from x [batch, channels, in], weights
 // [out_channels, channels / group, kernel], bias [out_channels] or null. Requires

@@ -6,6 +6,11 @@
 // col is scatter-added into Y_{n,g} (conv_transpose_col2im.h) on top of the bias.
 // A 1x1, stride-1, unpadded window whose output is as large as its input needs no
 // scatter: the GEMM writes Y directly, bias as its row_bias epilogue.
+// Any other stride-1 window with few input channels (LeNet's input gradients) runs as
+// the Conv it equals (EquivalentConv): X zero-padded by (kernel - 1) * dilation - pad,
+// correlated with W's taps reversed and its two channel dimensions swapped, through
+// the direct small-channel loops (conv_direct.h) -- no GEMM of depth C/group and no
+// scatter.
 //
 // Threads split the (image, group) pairs, or, when there are few of them and the
 // GEMM is large, the GEMM's own loops and the col2im's output channels. Sgemm's
@@ -23,6 +28,7 @@
 #include "graph/dtype.h"
 #include "graph/ops/conv_geometry.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_transpose_col2im.h"
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -56,6 +62,50 @@ struct TransposeProblem {
     return true;
   }
 };
+
+// The Conv over X that computes a stride-1 ConvTranspose whose adjoint window is
+// `adjoint`: Y[j] = sum over taps k of X[j + pad - k * dilation] W[k] is a correlation
+// of X, padded by (kernel - 1) * dilation - pad before, with the taps reversed.
+// Nullopt for a stride above 1 or a pad larger than that span (an output cropped
+// inside X's halo, which padding cannot express).
+std::optional<Window3d> EquivalentConv(const Window3d& adjoint) {
+  Window3d e = adjoint;
+  for (int d = 0; d < 3; ++d) {
+    if (adjoint.stride[d] != 1) return std::nullopt;
+    const int64_t span = (adjoint.kernel[d] - 1) * adjoint.dilation[d];
+    e.in[d] = adjoint.out[d];
+    e.out[d] = adjoint.in[d];
+    e.pad_begin[d] = span - adjoint.pad_begin[d];
+    e.pad_end[d] = e.out[d] - e.in[d] - e.pad_begin[d] + span;
+    if (e.pad_begin[d] < 0 || e.pad_end[d] < 0) return std::nullopt;
+  }
+  return e;
+}
+
+// Runs the ConvTranspose as EquivalentConv through DirectConv when that applies and W
+// is finite (the padding's zeros meet every weight: 0 x inf would be NaN where the
+// ConvTranspose adds nothing). False otherwise, with nothing written.
+bool RunAsDirectConv(const TransposeProblem& p, int64_t batch, const float* weights,
+                     const ParallelForFn& parallel_for) {
+  if (p.pointwise()) return false;
+  const std::optional<Window3d> e = EquivalentConv(p.w);
+  if (!e.has_value() || !DirectConvApplies(*e, p.c_per_group, kMaxDirectConvTransposeRows)) return false;
+  const int64_t taps = p.w.taps();
+  if (!AllFinite(weights, p.channels * p.m_per_group * taps)) return false;
+  // W [C, M/group, taps] -> the Conv's [M, C/group, taps], taps reversed.
+  std::vector<float> conv_weights(static_cast<size_t>(p.out_channels * p.c_per_group * taps));
+  for (int64_t g = 0; g < p.group; ++g) {
+    for (int64_t m = 0; m < p.m_per_group; ++m) {
+      for (int64_t c = 0; c < p.c_per_group; ++c) {
+        const float* src = weights + ((g * p.c_per_group + c) * p.m_per_group + m) * taps;
+        float* dst = conv_weights.data() + ((g * p.m_per_group + m) * p.c_per_group + c) * taps;
+        for (int64_t t = 0; t < taps; ++t) dst[t] = src[taps - 1 - t];
+      }
+    }
+  }
+  DirectConv(*e, batch, p.channels, p.out_channels, p.group, p.x, conv_weights.data(), p.bias, p.y, parallel_for);
+  return true;
+}
 
 // Output channels [m_begin, m_end) of group g of image n: the bias (or 0), then the
 // scatter of their col rows.
@@ -131,11 +181,13 @@ absl::Status ConvTransposeKernel(KernelContext& ctx) {
     return absl::OkStatus();
   }
 
+  const float* weights = wt.data<float>();
+  if (RunAsDirectConv(p, batch, weights, ctx.parallel_for())) return absl::OkStatus();
+
   // W is [C, M/group, taps]: group g's rows [g * C/group, (g + 1) * C/group) are W_g
   // ([C/group, rows()]), packed transposed as the GEMM's A for all images.
   GemmOptions threaded;
   threaded.parallel_for = ctx.parallel_for();
-  const float* weights = wt.data<float>();
   std::vector<SgemmPackedA> packed(static_cast<size_t>(p.group));
   for (int64_t g = 0; g < p.group; ++g) {
     packed[g].Pack(/*trans_a=*/true, p.rows(), p.c_per_group, weights + g * p.c_per_group * p.rows(), p.rows(),

@@ -3,7 +3,8 @@
 // spread over threads or with the threads inside one large pair, the pointwise path
 // that needs no scatter, every attribute (strides, dilations, explicit and asymmetric
 // pads, output_padding, output_shape, auto_pad, groups, bias), 1-D to 3-D (4-D runs the
-// reference), odd and zero sizes, the shapes autodiff emits for LeNet, and random shapes.
+// reference), odd and zero sizes, the shapes autodiff emits for LeNet, stride 1 as a
+// direct Conv, and random shapes.
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -104,6 +105,20 @@ TEST_P(ConvTransposeKernelTest, LeNetInputGradient) {
                   .pads = {1, 1, 1, 1},
                   .output_padding = {1, 1}},
                  12);
+}
+
+// Stride 1 with few input channels runs as the equivalent Conv through the direct
+// loops (AVX2 and up): LeNet's second layer's input gradient, asymmetric pads with
+// dilation and groups, 1-D, and the cases that keep the GEMM: a pad beyond the
+// kernel's span (the output cropped inside X's halo) and more rows than the limit.
+TEST_P(ConvTransposeKernelTest, StrideOneRunsAsDirectConv) {
+  CheckTranspose({.x = {4, 16, 8, 8}, .m_per_group = 6, .kernel = {5, 5}}, 13);
+  CheckTranspose(
+      {.x = {2, 4, 7, 9}, .m_per_group = 3, .kernel = {3, 3}, .group = 2, .pads = {0, 2, 1, 0}, .dilations = {2, 1}},
+      14);
+  CheckTranspose({.x = {3, 5, 40}, .m_per_group = 4, .kernel = {7}, .pads = {3, 1}, .bias = false}, 15);
+  CheckTranspose({.x = {1, 4, 6, 6}, .m_per_group = 3, .kernel = {3, 3}, .pads = {3, 2, 3, 2}}, 16);
+  CheckTranspose({.x = {1, 64, 5, 5}, .m_per_group = 2, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}, 17);
 }
 
 TEST_P(ConvTransposeKernelTest, SizesAndChannels) {
