@@ -521,6 +521,31 @@ TEST_P(CollectivesConformanceTest, ConcurrentOpsWaitedInReverse) {
   }
 }
 
+// Operations whose handles are only polled (Done) finish without a Wait: a backend that
+// runs an operation on the thread that waits for it must hand a polled one on. A small
+// and a large all-reduce, each polled to completion.
+TEST_P(CollectivesConformanceTest, PolledOpsFinishWithoutWait) {
+  const int w = world();
+  for (int64_t n : {int64_t{3}, int64_t{1} << 18}) {
+    std::vector<Tensor> in, out;
+    for (int r = 0; r < w; ++r) {
+      in.push_back(RandomTensor(DType::kF32, Shape({n}), SeedFor(static_cast<int>(n % 1000), r)));
+      out.push_back(in.back().Clone());
+    }
+    ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                  CollectiveHandle h = coll.AllReduce(out[coll.rank()], ReduceOp::kMax, "polled");
+                  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+                  while (!h.Done() && std::chrono::steady_clock::now() < deadline) {
+                    std::this_thread::sleep_for(std::chrono::microseconds(100));
+                  }
+                  if (!h.Done()) return absl::DeadlineExceededError("a polled all-reduce never finished");
+                  return h.Wait();
+                }),
+                "polled");
+    for (int r : local_ranks()) ExpectReduced(out[r], in, 0, ReduceOp::kMax, absl::StrCat("polled rank ", r));
+  }
+}
+
 // Every rank gets the same error naming both sides when ranks disagree.
 TEST_P(CollectivesConformanceTest, ShapeMismatchFailsOnEveryRank) {
   if (world() < 2) GTEST_SKIP() << "needs two ranks";

@@ -209,35 +209,17 @@ TEST_F(GlooCollectivesTest, ShapeMismatchNamesBothSidesOnEveryRank) {
   EXPECT_TRUE(comm_->Barrier("after").Wait().ok());
 }
 
-// A collective issued while the communicator is idle waits for the thread that waits
-// for it; the communicator's thread runs it when another is issued behind it (waiting
-// for the second first), when its handle is only polled, or at destruction. Every
-// order finishes with the right sums.
-TEST_F(GlooCollectivesTest, HeldCollectivesFinishInEveryWaitingOrder) {
-  Tensor a(DType::kF32, Shape({int64_t{1} << 18}));  // above the piggyback size: Gloo's ring
+// A collective issued while the communicator is idle is held for the thread that waits
+// for it; one nobody waits for before the communicator is destroyed runs in the
+// destructor (waiting out of order and polling: the conformance suite).
+TEST_F(GlooCollectivesTest, UnwaitedCollectiveRunsAtDestruction) {
   Tensor b(DType::kF32, Shape({3}));
-  a.data<float>()[3] = 1.0f;
   b.data<float>()[1] = 2.0f;
-  CollectiveHandle first = comm_->AllReduce(a, ReduceOp::kSum, "a");
-  CollectiveHandle second = comm_->AllReduce(b, ReduceOp::kSum, "b");
-  ASSERT_TRUE(second.Wait().ok());
-  ASSERT_TRUE(first.Wait().ok());
-  EXPECT_EQ(a.data<float>()[3], static_cast<float>(world_));
-  EXPECT_EQ(b.data<float>()[1], 2.0f * world_);
-
-  CollectiveHandle polled = comm_->AllReduce(b, ReduceOp::kMax, "polled");
-  const absl::Time deadline = absl::Now() + absl::Seconds(30);
-  while (!polled.Done() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
-  ASSERT_TRUE(polled.Done()) << "a polled collective was never handed to the communicator's thread";
-  EXPECT_TRUE(polled.Wait().ok());
-  EXPECT_EQ(b.data<float>()[1], 2.0f * world_);
-
-  // Never waited for: the destructor runs it.
   CollectiveHandle unwaited = comm_->AllReduce(b, ReduceOp::kSum, "unwaited");
   comm_.reset();
   ASSERT_TRUE(unwaited.Done());
   EXPECT_TRUE(unwaited.Wait().ok());
-  EXPECT_EQ(b.data<float>()[1], 2.0f * world_ * world_);
+  EXPECT_EQ(b.data<float>()[1], 2.0f * world_);
 }
 
 TEST_F(GlooCollectivesTest, OpMismatchNamesBothSidesOnEveryRank) {

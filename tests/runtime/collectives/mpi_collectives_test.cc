@@ -245,24 +245,6 @@ TEST_F(MpiCollectivesTest, EagerFramesCarryEveryCutOfTheTensor) {
   }
 }
 
-// A thread waiting for the next queued collective runs it itself; one waiting for a
-// collective queued behind others leaves them all to the communicator's thread. Both
-// orders finish, with the right sums.
-TEST_F(MpiCollectivesTest, WaitingOutOfIssueOrderFinishesEveryCollective) {
-  Tensor a(DType::kF32, Shape({int64_t{1} << 16}));
-  Tensor b(DType::kF32, Shape({int64_t{1} << 16}));
-  a.data<float>()[3] = 1.0f;
-  b.data<float>()[5] = 2.0f;
-  CollectiveHandle first = comm_->AllReduce(a, ReduceOp::kSum, "a");
-  CollectiveHandle second = comm_->AllReduce(b, ReduceOp::kSum, "b");
-  ASSERT_TRUE(second.Wait().ok());
-  ASSERT_TRUE(first.Wait().ok());
-  EXPECT_EQ(a.data<float>()[3], static_cast<float>(world_));
-  EXPECT_EQ(b.data<float>()[5], 2.0f * world_);
-  ASSERT_TRUE(comm_->AllReduce(a, ReduceOp::kSum, "a2").Wait().ok());
-  EXPECT_EQ(a.data<float>()[3], static_cast<float>(world_ * world_));
-}
-
 TEST_F(MpiCollectivesTest, OpMismatchNamesBothSidesOnEveryRank) {
   if (world_ < 2) GTEST_SKIP() << "needs two ranks";
   Tensor in(DType::kF32, Shape({10}));
