@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
+#include "platform/denormals.h"
 
 namespace tsr {
 
@@ -105,6 +106,7 @@ absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std
 
 absl::StatusOr<std::vector<Tensor>> Session::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                                  const std::vector<std::string>& fetches, const RunOptions& options) {
+  const ScopedFlushDenormals flush_denormals;  // on this thread; the pool's workers flush always
   const std::vector<std::string>& targets = options.targets;
   RunMetadata* metadata = options.metadata;
   const Graph& g = *graph_;

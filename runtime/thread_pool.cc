@@ -6,6 +6,8 @@
 #include <chrono>
 #include <memory>
 
+#include "platform/denormals.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -104,6 +106,7 @@ void ThreadPool::Schedule(std::function<void()> fn) {
 }
 
 void ThreadPool::WorkerLoop(int index) {
+  FlushDenormalsOnThisThread();  // workers only run kernels (platform/denormals.h)
   current_pool = this;
   current_index = index + 1;
   for (;;) {

@@ -25,6 +25,7 @@
 #include "kernels/cpu/fused_matmul.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/kernel.h"
+#include "platform/denormals.h"
 #include "runtime/native/object_loader.h"
 #include "runtime/native/target_description.h"
 #include "runtime/thread_pool.h"
@@ -537,6 +538,7 @@ absl::Status CompiledProgram::BindFeeds(const std::vector<std::pair<std::string,
 
 absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::pair<std::string, Tensor>>& feeds,
                                                          RunMetadata* metadata, std::optional<uint64_t> step) {
+  const ScopedFlushDenormals flush_denormals;  // on this thread; the pool's workers flush always
   absl::MutexLock lock(&run_mu_);
   const uint64_t run_index = step.value_or(runs_);
   ++runs_;
