@@ -1,8 +1,7 @@
-// GlooCollectives: rendezvous through the job's KeyValueStore, then the communicator's
-// collectives in order (on the waiting thread or the communicator's own; see Issue):
-// descriptor exchange, then Gloo's algorithms (and a ring reduce-scatter of our own) on
-// the tensors' buffers. A small all-reduce moves its data inside the descriptor exchange
-// instead (see kPiggybackBytes).
+// GlooCollectives: rendezvous through the job's KeyValueStore, then a thread that runs
+// the communicator's collectives in order — descriptor exchange, then Gloo's algorithms
+// (and a ring reduce-scatter of our own) on the tensors' buffers. A small all-reduce
+// moves its data inside the descriptor exchange instead (see kPiggybackBytes).
 #include "runtime/collectives/gloo/gloo_collectives.h"
 
 #include <gloo/allgatherv.h>
@@ -19,7 +18,6 @@
 #include <algorithm>
 #include <cstring>
 #include <deque>
-#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -53,10 +51,7 @@ using gloo::transport::UnboundBuffer;
 // bytes go this way. Every receive is posted for the largest frame, since a rank that
 // issued a different collective (a mismatch, reported after the exchange) may send a
 // frame of another size; Gloo accepts a message shorter than the posted receive.
-// 1 MiB: between two processes on loopback, 512 KiB went from 0.2-0.4x raw Gloo's ring
-// (exchange, then the ring, often meeting a 3 ms scheduler slice) to 1.4-1.5x, 1 MiB
-// to 0.85-0.94x (interleaved `tessera bench-collectives --backend gloo --peer`).
-constexpr size_t kPiggybackBytes = size_t{1} << 20;
+constexpr size_t kPiggybackBytes = size_t{256} << 10;
 
 // What one rank issued: the descriptor everyone sees, and the tensors (copies sharing
 // the caller's buffers, which keeps those alive until the collective is done).
@@ -125,53 +120,16 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
   }
 
  private:
-  // A collective issued while the communicator is idle is held for the thread that
-  // waits for it, which runs it itself (no hand-over to the worker and back: one
-  // thread fewer competing for the CPU while Gloo's transport thread needs it); the
-  // worker runs it instead when another collective is issued behind it, when its
-  // handle is polled (Done) rather than waited for, or at shutdown. Queued ones run on
-  // the worker, in issue order after the held one.
   CollectiveHandle Issue(CollectiveDescriptor descriptor, const Tensor& input, const Tensor& output) override {
     CollectiveCall call;
     call.descriptor = std::move(descriptor);
     call.input = input;
     call.output = output;
-    absl::MutexLock lock(&mu_);
-    const int64_t seq = call.seq = next_seq_++;
-    // The communicator outlives its handles' progress: it runs every collective before
-    // its destructor returns, and a completed handle never calls progress.
-    call.handle =
-        CollectiveHandle::Pending(absl::InfiniteFuture(), nullptr, [this, seq](bool wait) { Progress(seq, wait); });
     CollectiveHandle handle = call.handle;
-    if (!running_ && !held_.has_value() && queue_.empty()) {
-      held_ = std::move(call);
-    } else {
-      queue_.push_back(std::move(call));
-    }
+    absl::MutexLock lock(&mu_);
+    call.seq = next_seq_++;
+    queue_.push_back(std::move(call));
     return handle;
-  }
-
-  // The handle's progress: a waiter runs the held collective `seq` itself; a poll hands
-  // it to the worker.
-  void Progress(int64_t seq, bool wait) {
-    CollectiveCall call;
-    {
-      absl::MutexLock lock(&mu_);
-      if (!held_.has_value() || held_->seq != seq || running_) return;
-      if (!wait) {
-        handover_ = true;
-        return;
-      }
-      call = std::move(*held_);
-      held_.reset();
-      running_ = true;
-    }
-    absl::Status status = Run(call);
-    {
-      absl::MutexLock lock(&mu_);
-      running_ = false;
-    }
-    call.handle.Complete(std::move(status));
   }
 
   void WorkerLoop() {
@@ -179,28 +137,13 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
       CollectiveCall call;
       {
         absl::MutexLock lock(&mu_);
-        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-          return !running_ && (stopping_ || !queue_.empty() || (held_.has_value() && handover_));
-        };
+        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
         mu_.Await(absl::Condition(&ready));
-        handover_ = false;
-        if (held_.has_value()) {
-          call = std::move(*held_);
-          held_.reset();
-        } else if (!queue_.empty()) {
-          call = std::move(queue_.front());
-          queue_.pop_front();
-        } else {
-          return;  // stopping
-        }
-        running_ = true;
+        if (queue_.empty()) return;  // stopping
+        call = std::move(queue_.front());
+        queue_.pop_front();
       }
-      absl::Status status = Run(call);
-      {
-        absl::MutexLock lock(&mu_);
-        running_ = false;
-      }
-      call.handle.Complete(std::move(status));
+      call.handle.Complete(Run(call));
     }
   }
 
@@ -468,10 +411,6 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
 
   absl::Mutex mu_;
   std::deque<CollectiveCall> queue_ ABSL_GUARDED_BY(mu_);
-  // The collective held for its waiter (Issue), ahead of everything queued.
-  std::optional<CollectiveCall> held_ ABSL_GUARDED_BY(mu_);
-  bool handover_ ABSL_GUARDED_BY(mu_) = false;  // a poll handed held_ to the worker
-  bool running_ ABSL_GUARDED_BY(mu_) = false;   // a collective runs (worker or waiter)
   int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread worker_;  // last: starts once the members above exist

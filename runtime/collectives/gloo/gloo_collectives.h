@@ -10,11 +10,8 @@
 //   TSR_RETURN_IF_ERROR(comm->AllReduceSync(grad, ReduceOp::kSum, "grad/w1"));
 //
 // How the contract in collectives.h is kept:
-//  - Each communicator runs its collectives one at a time in issue order: one issued
-//    while the communicator is idle on the thread that waits for it (no hand-over to a
-//    worker and back), otherwise -- queued behind another, polled with Done() instead of
-//    waited for, or never waited for before the communicator is destroyed -- on a thread
-//    of its own. A collective starts with a descriptor exchange: every rank sends a fixed-size
+//  - Each communicator runs its collectives in issue order on a thread of its own. A
+//    collective starts with a descriptor exchange: every rank sends a fixed-size
 //    description of what it issued (op, reduce op, name, dtype, shapes, root; see
 //    cross_process/collective_descriptor.h) to every other rank and waits for theirs
 //    until the timeout. So every rank learns which ranks did not arrive (DeadlineExceeded
@@ -24,7 +21,7 @@
 //    alone.
 //  - Then the data moves on the tensors' own buffers, with Gloo's per-operation timeout:
 //    all-reduce is Gloo's pipelined ring (gloo::allreduce, Algorithm::RING) in place,
-//    except that a small one (at most 1 MiB / (W-1) bytes) travels inside the
+//    except that a small one (at most 256 KiB / (W-1) bytes) travels inside the
 //    descriptor exchange and each rank reduces every rank's copy in rank order, which
 //    saves the ring's 2(W-1) rounds of messages;
 //    reduce-scatter a ring of W-1 steps over unbound buffers that sends each rank's

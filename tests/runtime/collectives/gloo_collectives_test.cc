@@ -209,19 +209,6 @@ TEST_F(GlooCollectivesTest, ShapeMismatchNamesBothSidesOnEveryRank) {
   EXPECT_TRUE(comm_->Barrier("after").Wait().ok());
 }
 
-// A collective issued while the communicator is idle is held for the thread that waits
-// for it; one nobody waits for before the communicator is destroyed runs in the
-// destructor (waiting out of order and polling: the conformance suite).
-TEST_F(GlooCollectivesTest, UnwaitedCollectiveRunsAtDestruction) {
-  Tensor b(DType::kF32, Shape({3}));
-  b.data<float>()[1] = 2.0f;
-  CollectiveHandle unwaited = comm_->AllReduce(b, ReduceOp::kSum, "unwaited");
-  comm_.reset();
-  ASSERT_TRUE(unwaited.Done());
-  EXPECT_TRUE(unwaited.Wait().ok());
-  EXPECT_EQ(b.data<float>()[1], 2.0f * world_);
-}
-
 TEST_F(GlooCollectivesTest, OpMismatchNamesBothSidesOnEveryRank) {
   if (world_ < 2) GTEST_SKIP() << "needs two ranks";
   Tensor in(DType::kF32, Shape({10}));
