@@ -12,92 +12,22 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <functional>
 #include <map>
-#include <mutex>
+#include <optional>
 #include <random>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
 #include "benchmark/benchmark.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm.h"
+#include "runtime/thread_pool.h"
 
 namespace tsr {
 namespace {
-
-// A fixed set of worker threads; Run splits [0, n) into one contiguous range per
-// thread (the caller takes the first).
-class ThreadPool {
- public:
-  explicit ThreadPool(int threads) {
-    for (int t = 1; t < threads; ++t) workers_.emplace_back([this, t] { Work(t); });
-  }
-  ~ThreadPool() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-      ++generation_;
-    }
-    cv_.notify_all();
-    for (std::thread& w : workers_) w.join();
-  }
-
-  void Run(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-    const int threads = static_cast<int>(workers_.size()) + 1;
-    if (threads == 1 || n <= 1) {
-      fn(0, n);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      fn_ = &fn;
-      n_ = n;
-      pending_ = threads - 1;
-      ++generation_;
-    }
-    cv_.notify_all();
-    RunRange(0, fn);
-    std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] { return pending_ == 0; });
-  }
-
- private:
-  void RunRange(int t, const std::function<void(int64_t, int64_t)>& fn) {
-    const int threads = static_cast<int>(workers_.size()) + 1;
-    const int64_t begin = n_ * t / threads, end = n_ * (t + 1) / threads;
-    if (begin < end) fn(begin, end);
-  }
-  void Work(int t) {
-    uint64_t seen = 0;
-    while (true) {
-      const std::function<void(int64_t, int64_t)>* fn;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
-        if (stop_) return;
-        fn = fn_;
-      }
-      RunRange(t, *fn);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
-    }
-  }
-
-  std::vector<std::thread> workers_;
-  std::mutex mu_;
-  std::condition_variable cv_, done_cv_;
-  const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
-  int64_t n_ = 0;
-  int pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
-};
 
 struct GemmShape {
   int64_t m, n, k;
@@ -161,12 +91,13 @@ void BM_Tessera(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(1));
   const GemmShape& s = kShapes[shape];
   Operands ops(s);
-  ThreadPool pool(threads);
+  // The runtime's pool, as the engine runs kernels: the caller takes chunks too, so
+  // threads - 1 workers give `threads` in all.
+  std::optional<ThreadPool> pool;
   GemmOptions options;
   if (threads > 1) {
-    options.parallel_for = [&pool](int64_t n, int64_t, const std::function<void(int64_t, int64_t)>& fn) {
-      pool.Run(n, fn);
-    };
+    pool.emplace(threads - 1);
+    options.parallel_for = pool->AsParallelForFn();
   }
   TimeGemm(state, shape, "tessera", [&] {
     Sgemm(false, false, s.m, s.n, s.k, 1.0f, ops.a.data(), s.k, ops.b.data(), s.n, 0.0f, ops.c.data(), s.n, options);

@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "kernels/cpu/aligned_buffer.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm_microkernel.h"
 #include "kernels/cpu/transpose.h"
 
@@ -416,10 +417,11 @@ void PackAllOfB(const Problem& pr, const MicroKernel& mk, int64_t n, int64_t n_p
   });
 }
 
-// Columns per task of the M = 1 product: a multiple of every GEMV block.
+// Columns per task of the M = 1 product and of the dot products: a multiple of every
+// GEMV and dot block.
 constexpr int64_t kGemvColumnsPerUnit = 64;
 
-// C's one row (M = 1) by the micro-kernel's GEMV on op(B) in place, split over the
+// C's one row (M = 1) by the micro-kernel's GEMV on a plain B in place, split over the
 // columns; A's row is gathered first when it is not contiguous (transposed, or packed).
 void RunGemv(const Problem& pr, const MicroKernel& mk, int64_t n, const GemmOptions& options) {
   const int64_t k = pr.k;
@@ -439,13 +441,54 @@ void RunGemv(const Problem& pr, const MicroKernel& mk, int64_t n, const GemmOpti
     a = row;
   }
   const auto columns = [&](int64_t j0, int64_t j1) {
-    const float* b = pr.trans_b ? pr.b + j0 * pr.ldb : pr.b + j0;
-    mk.gemv(k, mk.kc, a, b, pr.ldb, pr.trans_b, j1 - j0, pr.c + j0, pr.alpha, pr.beta);
+    mk.gemv(k, mk.kc, a, pr.b + j0, pr.ldb, j1 - j0, pr.c + j0, pr.alpha, pr.beta);
     if (!pr.epilogue->empty()) ApplyEpilogue(pr, mk, 0, 1, j0, j1 - j0);
   };
   const int64_t units = (n + kGemvColumnsPerUnit - 1) / kGemvColumnsPerUnit;
   RunParallelFor(options.parallel_for, units, 2 * kGemvColumnsPerUnit * k, [&](int64_t begin, int64_t end) {
     columns(begin * kGemvColumnsPerUnit, std::min(n, end * kGemvColumnsPerUnit));
+  });
+}
+
+// Few rows of C against a transposed B in memory run as dot products (DotRowsFn): up to
+// this many rows, and (beyond one row, where packing B cannot pay) at least this depth.
+constexpr int64_t kMaxDotRows = 16;
+constexpr int64_t kMinDotDepth = 64;
+
+bool RunsAsDots(const Problem& pr, const MicroKernel& mk, int64_t m) {
+  return mk.dot_rows != nullptr && pr.trans_b && pr.b != nullptr && pr.b_packer == nullptr && pr.packed_b == nullptr &&
+         (m == 1 || (m <= kMaxDotRows && pr.k >= kMinDotDepth));
+}
+
+// C by the micro-kernel's dot products, split over the columns; op(A)'s rows are
+// gathered first when they are not contiguous (A transposed, or packed).
+void RunDots(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, const GemmOptions& options) {
+  const int64_t k = pr.k;
+  const float* a = pr.a;
+  int64_t lda = pr.lda;
+  AlignedFloatBuffer gathered;
+  if (pr.packed_a != nullptr || pr.trans_a) {
+    float* rows = gathered.Get(m * k);
+    if (pr.trans_a) {
+      TransposeBlock(sizeof(float), ActiveCpuIsa(), pr.a, pr.lda, rows, k, /*rows=*/m, /*cols=*/k);
+    } else {
+      // Element (i, p) of kc block pc: strip i / mr, step p - pc, lane i % mr.
+      for (int64_t pc = 0; pc < k; pc += mk.kc) {
+        const int64_t kc = std::min<int64_t>(mk.kc, k - pc);
+        for (int64_t i = 0; i < m; ++i) {
+          const float* strip = pr.packed_a + pc * pr.packed_m_padded + (i - i % mk.mr) * kc + i % mk.mr;
+          for (int64_t p = 0; p < kc; ++p) rows[i * k + pc + p] = strip[p * mk.mr];
+        }
+      }
+    }
+    a = rows;
+    lda = k;
+  }
+  const int64_t units = (n + kGemvColumnsPerUnit - 1) / kGemvColumnsPerUnit;
+  RunParallelFor(options.parallel_for, units, 2 * kGemvColumnsPerUnit * k * m, [&](int64_t begin, int64_t end) {
+    const int64_t j0 = begin * kGemvColumnsPerUnit, j1 = std::min(n, end * kGemvColumnsPerUnit);
+    mk.dot_rows(m, k, a, lda, pr.b + j0 * pr.ldb, pr.ldb, j1 - j0, pr.c + j0, pr.ldc, pr.alpha, pr.beta);
+    if (!pr.epilogue->empty()) ApplyEpilogue(pr, mk, 0, m, j0, j1 - j0);
   });
 }
 
@@ -458,8 +501,13 @@ void RunGemm(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, con
     return;
   }
   // One row of C and a B in memory: each element of B is used once, so packing it
-  // would cost as much as the product.
-  if (m == 1 && mk.gemv != nullptr && pr.b != nullptr && pr.b_packer == nullptr && pr.packed_b == nullptr) {
+  // would cost as much as the product. Likewise for a few rows and a transposed B.
+  if (RunsAsDots(pr, mk, m)) {
+    RunDots(pr, mk, m, n, options);
+    return;
+  }
+  if (m == 1 && mk.gemv != nullptr && !pr.trans_b && pr.b != nullptr && pr.b_packer == nullptr &&
+      pr.packed_b == nullptr) {
     RunGemv(pr, mk, n, options);
     return;
   }

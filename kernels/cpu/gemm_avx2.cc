@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/gemm_dot_simd.h"
 #include "kernels/cpu/gemm_epilogue_simd.h"
 #include "kernels/cpu/gemm_microkernel.h"
 #include "kernels/cpu/gemm_microkernel_simd.h"
@@ -34,6 +35,21 @@ struct Avx2Vec {
   static T Add(T x, T y) { return _mm256_add_ps(x, y); }
   static T Max(T x, T y) { return _mm256_max_ps(x, y); }
   static T Fma(T x, T y, T z) { return _mm256_fmadd_ps(x, y, z); }
+
+  static constexpr int kDotColumns = 4;
+  // out[i] = the lanes of v[i] summed as ((l0 + l2) + (l1 + l3)) in each 128-bit half,
+  // then the halves added: the eight vectors transposed and added in 21 shuffles and adds.
+  __attribute__((always_inline)) static void Sums8(const T (&v)[8], float* out) {
+    const auto pairs = [](T x, T y) {  // per half: x0 + x2, y0 + y2, x1 + x3, y1 + y3
+      return _mm256_add_ps(_mm256_unpacklo_ps(x, y), _mm256_unpackhi_ps(x, y));
+    };
+    const auto quads = [](T x, T y) {  // per half: the four vectors' half sums
+      return _mm256_add_ps(_mm256_shuffle_ps(x, y, 0x44), _mm256_shuffle_ps(x, y, 0xEE));
+    };
+    const T u0 = quads(pairs(v[0], v[1]), pairs(v[2], v[3]));
+    const T u1 = quads(pairs(v[4], v[5]), pairs(v[6], v[7]));
+    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31)));
+  }
 };
 
 using Avx2Kernel = SimdMicroKernel<Avx2Vec, kMr>;
@@ -98,7 +114,9 @@ const MicroKernel& Avx2MicroKernel() {
                                        PackAStripAvx2,
                                        Avx2Kernel::KernelPackB,
                                        SimdGemv<Avx2Vec>::Gemv,
-                                       SimdEpilogueRow<Avx2Vec>::Row};
+                                       SimdEpilogueRow<Avx2Vec>::Row,
+                                       /*pack_b_transposed_strip=*/nullptr,
+                                       SimdDot<Avx2Vec>::Rows};
   return kKernel;
 }
 

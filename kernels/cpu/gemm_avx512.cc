@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/avx512_transpose.h"
+#include "kernels/cpu/gemm_dot_simd.h"
 #include "kernels/cpu/gemm_epilogue_simd.h"
 #include "kernels/cpu/gemm_microkernel.h"
 #include "kernels/cpu/gemm_microkernel_simd.h"
@@ -38,6 +39,27 @@ struct Avx512Vec {
   // (Masked: GCC 12 warns that the unmasked form's undefined pass-through is uninitialized.)
   static T Max(T x, T y) { return _mm512_mask_max_ps(x, static_cast<__mmask16>(0xFFFF), x, y); }
   static T Fma(T x, T y, T z) { return _mm512_fmadd_ps(x, y, z); }
+
+  static constexpr int kDotColumns = 8;
+  // out[i] = the lanes of v[i] summed as ((l0 + l2) + (l1 + l3)) in each 128-bit quarter,
+  // then (Q0 + Q1) + (Q2 + Q3): the eight vectors transposed and added in 24 shuffles
+  // and adds (masked forms: see Max).
+  __attribute__((always_inline)) static void Sums8(const T (&v)[8], float* out) {
+    constexpr __mmask16 kAll = 0xFFFF;
+    const auto pairs = [](T x, T y) {  // per quarter: x0 + x2, y0 + y2, x1 + x3, y1 + y3
+      return _mm512_add_ps(_mm512_mask_unpacklo_ps(x, kAll, x, y), _mm512_mask_unpackhi_ps(x, kAll, x, y));
+    };
+    const auto quads = [](T x, T y) {  // per quarter: the four vectors' quarter sums
+      return _mm512_add_ps(_mm512_mask_shuffle_ps(x, kAll, x, y, 0x44), _mm512_mask_shuffle_ps(x, kAll, x, y, 0xEE));
+    };
+    const T u0 = quads(pairs(v[0], v[1]), pairs(v[2], v[3]));
+    const T u1 = quads(pairs(v[4], v[5]), pairs(v[6], v[7]));
+    const T z = _mm512_add_ps(_mm512_mask_shuffle_f32x4(u0, kAll, u0, u1, 0x88),
+                              _mm512_mask_shuffle_f32x4(u0, kAll, u0, u1, 0xDD));
+    const T w =
+        _mm512_add_ps(_mm512_mask_shuffle_f32x4(z, kAll, z, z, 0x88), _mm512_mask_shuffle_f32x4(z, kAll, z, z, 0xDD));
+    _mm512_mask_storeu_ps(out, static_cast<__mmask16>(0x00FF), w);
+  }
 };
 
 using Avx512Kernel = SimdMicroKernel<Avx512Vec, kMr>;
@@ -97,7 +119,8 @@ const MicroKernel& Avx512MicroKernel() {
                                        Avx512Kernel::KernelPackB,
                                        SimdGemv<Avx512Vec>::Gemv,
                                        SimdEpilogueRow<Avx512Vec>::Row,
-                                       PackTransposedBStripAvx512};
+                                       PackTransposedBStripAvx512,
+                                       SimdDot<Avx512Vec>::Rows};
   return kKernel;
 }
 

@@ -31,12 +31,18 @@ using PackAStripFn = void (*)(const float* a, int64_t lda, int64_t kc, float* ds
 using MicroKernelPackBFn = void (*)(int64_t kc, const float* a, const float* b, int64_t ldb, float* b_dst, float* c,
                                     int64_t ldc, int m_eff, int n_eff, float alpha, float beta, bool first);
 
-// The M = 1 product (gemv_simd.h): c[j] for j < n from A's row a (k contiguous
-// floats) and op(B) read in place (row p of B at b + p * ldb, or with trans_b row j of
-// b holding column j of op(B)), with the contract's alpha/beta rules; kc is the
-// micro-kernel's depth block (a plain B then gets exactly the blocked path's bits).
-using GemvFn = void (*)(int64_t k, int64_t kc, const float* a, const float* b, int64_t ldb, bool trans_b, int64_t n,
-                        float* c, float alpha, float beta);
+// The M = 1 product with a plain B (gemv_simd.h): c[j] for j < n from A's row a (k
+// contiguous floats) and B read in place (row p at b + p * ldb), with the contract's
+// alpha/beta rules; kc is the micro-kernel's depth block (it gets exactly the blocked
+// path's bits).
+using GemvFn = void (*)(int64_t k, int64_t kc, const float* a, const float* b, int64_t ldb, int64_t n, float* c,
+                        float alpha, float beta);
+
+// Few rows against a transposed B (gemm_dot_simd.h): C[i][j] (row stride ldc) for i < m,
+// j < n, a dot product of A's row i (a + i * lda) with op(B)'s column j (b + j * ldb),
+// each k contiguous floats; c = beta == 0 ? alpha * acc : fma(beta, c, alpha * acc).
+using DotRowsFn = void (*)(int64_t m, int64_t k, const float* a, int64_t lda, const float* b, int64_t ldb, int64_t n,
+                           float* c, int64_t ldc, float alpha, float beta);
 
 // The epilogue's elementwise part on one row of C (gemm_epilogue_simd.h):
 // c[j] = relu?(c[j] + bias[j] + *row_bias) + residual[j] for j < n, each term only
@@ -56,6 +62,7 @@ struct MicroKernel {
   // b + j * ldb) over depth [0, kc): dst[p * nr + j] = b[j * ldb + p]. Or null: the
   // driver's portable packing.
   PackAStripFn pack_b_transposed_strip = nullptr;
+  DotRowsFn dot_rows = nullptr;  // or null: a transposed B is packed
 };
 
 // Defined in gemm_avx512.cc / gemm_avx2.cc / gemm.cc.

@@ -6,20 +6,13 @@
 // Included ONLY by the per-ISA files (see gemm_microkernel_simd.h for why everything
 // here has internal linkage). Traits V as there.
 //
-// Every element sees the same operations whatever the split of the columns and
-// wherever it falls in a block:
-//   - B plain (row p of B at b + p * ldb): exactly the blocked path's operations --
-//     per kc block of the depth, acc = fma(a[p], B[p][j], acc) from zero in order of
-//     p (vector lanes, or std::fma for the last columns: both correctly rounded), then
-//     the first block c = beta == 0 ? alpha * acc : fma(beta, c, alpha * acc) and each
-//     later one c = fma(alpha, acc, c) -- so M = 1 gives the same bits as Sgemm with a
-//     caller-packed B;
-//   - B transposed (column j of op(B) is row j of b, contiguous): a dot product along
-//     the row instead -- two vector partial sums over alternating kW-float chunks of
-//     the whole depth, added, the lanes summed in order, then the last k % kW products
-//     by std::fma; then c = beta == 0 ? alpha * acc : fma(beta, c, alpha * acc). This
-//     order differs from the blocked path's (a caller-packed B there may differ in
-//     the last bits).
+// B is plain (row p of B at b + p * ldb; a transposed B runs as dot products,
+// gemm_dot_simd.h). Every element sees exactly the blocked path's operations, whatever
+// the split of the columns and wherever it falls in a block: per kc block of the depth,
+// acc = fma(a[p], B[p][j], acc) from zero in order of p (vector lanes, or std::fma for
+// the last columns: both correctly rounded), then the first block
+// c = beta == 0 ? alpha * acc : fma(beta, c, alpha * acc) and each later one
+// c = fma(alpha, acc, c) -- so M = 1 gives the same bits as Sgemm with a caller-packed B.
 #ifndef TESSERA_KERNELS_CPU_GEMV_SIMD_H_
 #define TESSERA_KERNELS_CPU_GEMV_SIMD_H_
 
@@ -35,10 +28,8 @@ template <class V>
 struct SimdGemv {
   using T = typename V::T;
   static constexpr int kW = V::kWidth;
-  // Columns per pass of the plain case (their sums: 8 KiB); rows per block of the
-  // transposed one.
+  // Columns per pass (their sums: 8 KiB).
   static constexpr int64_t kStreamColumns = 2048;
-  static constexpr int kRows = 4;
 
   static inline void Combine(float acc, float* c, float alpha, float beta, bool first) {
     if (first) {
@@ -80,46 +71,11 @@ struct SimdGemv {
     for (int64_t j = 0; j < cols; ++j) Combine(sums[j], c + j, alpha, beta, p0 == 0);
   }
 
-  // Rows [0, kRowCount) of a transposed B (row j: column j of op(B)).
-  template <int kRowCount>
-  static inline void TransposedBlock(int64_t k, const float* a, const float* b, int64_t ldb, float* c, float alpha,
-                                     float beta) {
-    T acc0[kRowCount], acc1[kRowCount];
-    for (int r = 0; r < kRowCount; ++r) acc0[r] = acc1[r] = V::Zero();
-    const int64_t vector_end = k / kW * kW;
-    int64_t p = 0;
-    for (; p + 2 * kW <= vector_end; p += 2 * kW) {
-      const T a0 = V::LoadU(a + p), a1 = V::LoadU(a + p + kW);
-#pragma GCC unroll 4
-      for (int r = 0; r < kRowCount; ++r) {
-        acc0[r] = V::Fma(a0, V::LoadU(b + r * ldb + p), acc0[r]);
-        acc1[r] = V::Fma(a1, V::LoadU(b + r * ldb + p + kW), acc1[r]);
-      }
-    }
-    if (p < vector_end) {
-      const T a0 = V::LoadU(a + p);
-      for (int r = 0; r < kRowCount; ++r) acc0[r] = V::Fma(a0, V::LoadU(b + r * ldb + p), acc0[r]);
-    }
-    for (int r = 0; r < kRowCount; ++r) {
-      alignas(64) float lanes[kW];
-      V::StoreU(lanes, V::Add(acc0[r], acc1[r]));
-      float acc = 0.0f;
-      for (int l = 0; l < kW; ++l) acc += lanes[l];
-      for (int64_t q = vector_end; q < k; ++q) acc = std::fma(a[q], b[r * ldb + q], acc);
-      Combine(acc, c + r, alpha, beta, /*first=*/true);
-    }
-  }
-
   // c[j] for j < n: see the top comment. a: k contiguous floats; kc: the blocked
   // path's depth block.
-  static void Gemv(int64_t k, int64_t kc, const float* a, const float* b, int64_t ldb, bool trans_b, int64_t n,
-                   float* c, float alpha, float beta) {
+  static void Gemv(int64_t k, int64_t kc, const float* a, const float* b, int64_t ldb, int64_t n, float* c, float alpha,
+                   float beta) {
     int64_t j = 0;
-    if (trans_b) {
-      for (; j + kRows <= n; j += kRows) TransposedBlock<kRows>(k, a, b + j * ldb, ldb, c + j, alpha, beta);
-      for (; j < n; ++j) TransposedBlock<1>(k, a, b + j * ldb, ldb, c + j, alpha, beta);
-      return;
-    }
     const int64_t vector_n = n / kW * kW;
     for (int64_t p0 = 0; p0 < k; p0 += kc) {
       const int64_t p1 = std::min(k, p0 + kc);

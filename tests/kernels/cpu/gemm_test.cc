@@ -468,8 +468,8 @@ TEST(SgemmPackedTest, OnePackedAServesManyCallsAndThreads) {
 }
 
 // Few columns (2n <= nr) and enough rows run as C^T = op(B)^T op(A)^T (gemm.cc): against the
-// triple loop, and bitwise equal to the blocked path on a caller-packed B (but for one column
-// of a plain A, a GEMV), with a bias and ReLU, beta 0 and not, every transpose combination
+// triple loop, and bitwise equal to the blocked path on a caller-packed B (but for a plain A,
+// whose C^T may run as dot products), with a bias and ReLU, beta 0 and not, every transpose combination
 // and thread split.
 TEST(SgemmTest, FewColumnsRunTransposedWithTheSameBits) {
   uint32_t seed = 7000;
@@ -501,9 +501,11 @@ TEST(SgemmTest, FewColumnsRunTransposedWithTheSameBits) {
             std::vector<float> blocked = c0;
             RunEntry(Entry::kBPacker, trans_a, trans_b, m, n, k, 1.25f, a.data(), lda, b.data(), ldb, beta,
                      blocked.data(), n, options);
-            // (One column with a plain A: C^T is one row, the GEMV of gemv_simd.h, whose dot
-            // products along A's rows sum in another order.)
-            if (n > 1 || trans_a) {
+            // (With a plain A, C^T's few rows run against A's rows as dot products
+            // (gemm_dot_simd.h), which sum in another order: one row at any depth, more from
+            // a depth of 64, at the ISAs that have them.)
+            const bool dots = !trans_a && isa != CpuIsa::kScalar && (n == 1 || k >= 64);
+            if (!dots) {
               EXPECT_TRUE(blocked == results[0]) << "differs from the blocked path";
             }
             for (int64_t i = 0; i < m; ++i) {
@@ -573,6 +575,63 @@ TEST(SgemvTest, OneRowAgainstTripleLoopBlockedPathAndSplits) {
             RunEntry(Entry::kBPacker, trans_a, false, 1, n, k, 1.5f, a.data(), trans_a ? 1 : k, b.data(), n, 0.25f,
                      blocked.data(), n, options);
             EXPECT_TRUE(blocked == results[0]) << "the GEMV differs from the blocked path on a plain B";
+          }
+        }
+      }
+    }
+  }
+}
+
+// A few rows of C (up to 16) against a transposed B run as dot products along B's rows
+// (gemm_dot_simd.h), at a depth of 64 or more (one row at any depth): against the triple
+// loop around every block edge (rows 1-3, 16; columns around the 4- and 8-column blocks
+// and the 64-column task unit), depths around the vector widths, with alpha, beta,
+// padded strides, a transposed or packed A; and every row bitwise the same whatever
+// the thread split and whatever other rows share the product (batch invariance: row i
+// of an m-row product is the one-row product of A's row i).
+TEST(SgemmDotTest, FewRowsAgainstTransposedBAgainstTripleLoopSplitsAndSingleRows) {
+  const int64_t rows[] = {1, 2, 3, 16};
+  const int64_t columns[] = {1, 3, 4, 7, 8, 9, 17, 64, 130};
+  const int64_t depths[] = {64, 65, 79, 300};
+  for (CpuIsa isa : SupportedIsas()) {
+    uint32_t seed = 9000;
+    for (int64_t m : rows) {
+      for (int64_t n : columns) {
+        for (int64_t k : depths) {
+          const bool trans_a = (m + n + k) % 2 == 1;
+          const float beta = (n + k) % 3 == 0 ? 0.0f : 0.5f;
+          const Entry entry = (m + n + k) % 5 == 0 ? Entry::kPackedA : Entry::kPlain;
+          CheckSgemm({trans_a, true, m, n, k, 1.5f, beta, (n + k) % 4, entry}, isa, seed++);
+        }
+      }
+    }
+    for (int64_t m : {int64_t{3}, int64_t{16}}) {
+      for (int64_t k : {int64_t{64}, int64_t{100}}) {
+        for (bool trans_a : {false, true}) {
+          SCOPED_TRACE(absl::StrCat("isa=", CpuIsaName(isa), " m=", m, " k=", k, " trans_a=", trans_a));
+          const int64_t n = 200, lda = trans_a ? m : k;
+          std::mt19937 rng(seed++);
+          const std::vector<float> a = RandomVector(rng, m * k), b = RandomVector(rng, n * k);
+          const std::vector<float> c0 = RandomVector(rng, m * n), bias = RandomVector(rng, n);
+          GemmOptions options;
+          options.isa = isa;
+          options.epilogue.bias = bias.data();
+          std::vector<std::vector<float>> results;
+          for (int chunks : {1, 2, 3, 1000}) {
+            options.parallel_for = chunks > 1 ? ThreadedParallelFor(chunks) : nullptr;
+            std::vector<float> c = c0;
+            Sgemm(trans_a, true, m, n, k, 0.75f, a.data(), lda, b.data(), k, 0.25f, c.data(), n, options);
+            results.push_back(std::move(c));
+          }
+          for (size_t r = 1; r < results.size(); ++r) EXPECT_TRUE(results[r] == results[0]) << "split " << r;
+          options.parallel_for = nullptr;
+          for (int64_t i = 0; i < m; ++i) {
+            std::vector<float> row_a(k);
+            for (int64_t p = 0; p < k; ++p) row_a[p] = trans_a ? a[p * lda + i] : a[i * lda + p];
+            std::vector<float> row(c0.begin() + i * n, c0.begin() + (i + 1) * n);
+            Sgemm(false, true, 1, n, k, 0.75f, row_a.data(), k, b.data(), k, 0.25f, row.data(), n, options);
+            EXPECT_TRUE(std::equal(row.begin(), row.end(), results[0].begin() + i * n))
+                << "row " << i << " differs from the one-row product";
           }
         }
       }
