@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -39,13 +41,15 @@ struct TapRange {
   bool empty() const { return lo[0] >= hi[0] || lo[1] >= hi[1] || lo[2] >= hi[2]; }
 };
 
-TapRange TapsAt(const Window3d& w, int64_t od, int64_t oh, int64_t ow) {
-  TapRange r;
-  w.ValidTaps(0, od, r.lo[0], r.hi[0]);
-  w.ValidTaps(1, oh, r.lo[1], r.hi[1]);
-  w.ValidTaps(2, ow, r.lo[2], r.hi[2]);
-  return r;
-}
+// The valid taps along H of every output row and along W of every output column,
+// computed once per run: the divisions cost more than a 3x3 window's arithmetic.
+struct TapTables {
+  std::vector<std::pair<int64_t, int64_t>> rows, columns;
+  explicit TapTables(const Window3d& w) : rows(w.out[1]), columns(w.out[2]) {
+    for (int64_t oh = 0; oh < w.out[1]; ++oh) w.ValidTaps(1, oh, rows[oh].first, rows[oh].second);
+    for (int64_t ow = 0; ow < w.out[2]; ++ow) w.ValidTaps(2, ow, columns[ow].first, columns[ow].second);
+  }
+};
 
 // Input coordinate of tap k of output o along dimension d.
 int64_t InputPos(const Window3d& w, int d, int64_t o, int64_t k) {
@@ -105,15 +109,31 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
   const int64_t interior_n = interior_end - interior_begin >= 8 ? interior_end - interior_begin : 0;
   std::atomic<bool> only_padding{false};  // a window with no input: the reference's error
 
-  // One output, scalar: the first maximum over the valid taps in row-major order.
-  auto one_output = [&](int64_t p, const float* xp, int64_t od, int64_t oh, int64_t ow, int64_t o) {
-    const TapRange r = TapsAt(w, od, oh, ow);
+  const TapTables taps(w);
+
+  // One output, scalar: the first maximum over the valid taps in row-major order; `r`
+  // holds the valid taps along D and H (those along W come from taps.columns).
+  auto one_output = [&](int64_t p, const float* xp, int64_t od, int64_t oh, int64_t ow, int64_t o, TapRange r) {
+    std::tie(r.lo[2], r.hi[2]) = taps.columns[ow];
     if (r.empty()) {
       only_padding = true;
       return;
     }
     int64_t bd = InputPos(w, 0, od, r.lo[0]), bh = InputPos(w, 1, oh, r.lo[1]), bw = InputPos(w, 2, ow, r.lo[2]);
     float best = xp[(bd * w.in[1] + bh) * w.in[2] + bw];
+    if (indices == nullptr) {
+      for (int64_t kd = r.lo[0]; kd < r.hi[0]; ++kd) {
+        for (int64_t kh = r.lo[1]; kh < r.hi[1]; ++kh) {
+          const float* row = xp + (InputPos(w, 0, od, kd) * w.in[1] + InputPos(w, 1, oh, kh)) * w.in[2];
+          for (int64_t kw = r.lo[2]; kw < r.hi[2]; ++kw) {
+            const float v = row[InputPos(w, 2, ow, kw)];
+            best = v > best ? v : best;  // MAXSS: a NaN neither replaces nor is replaced
+          }
+        }
+      }
+      y_data[o] = best;
+      return;
+    }
     for (int64_t kd = r.lo[0]; kd < r.hi[0]; ++kd) {
       const int64_t id = InputPos(w, 0, od, kd);
       for (int64_t kh = r.lo[1]; kh < r.hi[1]; ++kh) {
@@ -131,10 +151,7 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
       }
     }
     y_data[o] = best;
-    if (indices != nullptr) {
-      indices[o] =
-          p * in_size + (column_major ? (bw * w.in[1] + bh) * w.in[0] + bd : (bd * w.in[1] + bh) * w.in[2] + bw);
-    }
+    indices[o] = p * in_size + (column_major ? (bw * w.in[1] + bh) * w.in[0] + bd : (bd * w.in[1] + bh) * w.in[2] + bw);
   };
 
   // One output of a 2-D pool whose window lies inside X (every tap valid): one_output
@@ -182,9 +199,11 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
       const float* xp = x_data + p * in_size;
       int64_t o = p * out_size;
       for (int64_t od = 0; od < w.out[0]; ++od) {
+        TapRange rows;
+        w.ValidTaps(0, od, rows.lo[0], rows.hi[0]);
         for (int64_t oh = 0; oh < w.out[1]; ++oh, o += w.out[2]) {
-          int64_t kh_lo, kh_hi;
-          w.ValidTaps(1, oh, kh_lo, kh_hi);
+          std::tie(rows.lo[1], rows.hi[1]) = taps.rows[oh];
+          const int64_t kh_lo = rows.lo[1], kh_hi = rows.hi[1];
           const bool vector = vector_rows && interior_n > 0 && kh_lo < kh_hi;
           const bool full_rows = kh_hi - kh_lo == w.kernel[1];
           for (int64_t ow = 0; ow < w.out[2]; ++ow) {
@@ -200,7 +219,7 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
               interior_output(p, xp, oh, ow, o + ow);
               continue;
             }
-            one_output(p, xp, od, oh, ow, o + ow);
+            one_output(p, xp, od, oh, ow, o + ow, rows);
           }
         }
       }
@@ -238,10 +257,12 @@ absl::Status AveragePoolKernel(KernelContext& ctx) {
     return n;
   };
   std::atomic<bool> only_padding{false};
+  const TapTables taps(w);
 
-  // One output, scalar: the taps summed in row-major order, then divided.
-  auto one_output = [&](const float* xp, int64_t od, int64_t oh, int64_t ow, int64_t o) {
-    const TapRange r = TapsAt(w, od, oh, ow);
+  // One output, scalar: the taps summed in row-major order, then divided; `r` holds the
+  // valid taps along D and H (those along W come from taps.columns).
+  auto one_output = [&](const float* xp, int64_t od, int64_t oh, int64_t ow, int64_t o, TapRange r) {
+    std::tie(r.lo[2], r.hi[2]) = taps.columns[ow];
     const int64_t count = count_along(0, od, r.lo[0], r.hi[0]) * count_along(1, oh, r.lo[1], r.hi[1]) *
                           count_along(2, ow, r.lo[2], r.hi[2]);
     if (count == 0) {
@@ -264,9 +285,11 @@ absl::Status AveragePoolKernel(KernelContext& ctx) {
       const float* xp = x_data + p * in_size;
       int64_t o = p * out_size;
       for (int64_t od = 0; od < w.out[0]; ++od) {
+        TapRange rows;
+        w.ValidTaps(0, od, rows.lo[0], rows.hi[0]);
         for (int64_t oh = 0; oh < w.out[1]; ++oh, o += w.out[2]) {
-          int64_t kh_lo, kh_hi;
-          w.ValidTaps(1, oh, kh_lo, kh_hi);
+          std::tie(rows.lo[1], rows.hi[1]) = taps.rows[oh];
+          const int64_t kh_lo = rows.lo[1], kh_hi = rows.hi[1];
           // Interior columns have every W tap inside X (and so inside the padded extent).
           const int64_t count = count_along(1, oh, kh_lo, kh_hi) * w.kernel[2];
           const bool vector = vector_rows && interior_n > 0 && kh_lo < kh_hi;
@@ -277,7 +300,7 @@ absl::Status AveragePoolKernel(KernelContext& ctx) {
               ow += interior_n - 1;
               continue;
             }
-            one_output(xp, od, oh, ow, o + ow);
+            one_output(xp, od, oh, ow, o + ow, rows);
           }
         }
       }

@@ -24,6 +24,32 @@ inline __m256 LoadColumns(const float* row, int64_t iw, int64_t in_w, int64_t st
   return _mm256_i32gather_ps(row + iw, lane_offsets, 4);
 }
 
+// best, replaced by v where v is strictly greater (a NaN never replaces, nor is replaced):
+// MAXPS returns its second operand unless the first is greater.
+inline __m256 KeepFirstMax(__m256 best, __m256 v) { return _mm256_max_ps(v, best); }
+
+// MaxPoolRowAvx2 without indices for three adjacent taps at stride 2 (ResNet's 3x3/2
+// stem pool): per window row, the taps iw0 + 2t and iw0 + 2t + 1 are the even and odd
+// halves of two loads from iw0, and iw0 + 2t + 2 the even half of two from iw0 + 2 --
+// four loads and four shuffles for the three taps of eight outputs, where the general
+// loop deinterleaves two loads per tap.
+void MaxPoolRow3Stride2(const PoolRowSpan& s, float* y) {
+  for (int64_t step = 0; step < s.n; step += 8) {
+    const int64_t j = step + 8 <= s.n ? step : s.n - 8;  // overlapped outputs: recomputed identically
+    const int64_t iw0 = s.iw_first + 2 * j;
+    __m256 best = _mm256_setzero_ps();
+    for (int64_t i = 0; i < s.kh_count; ++i) {
+      const float* row = s.x + (s.ih_first + i * s.dilation_h) * s.in_w;
+      __m256 tap0, tap1, tap2, unused;
+      DeinterleaveEvenOdd(row + iw0, s.in_w - iw0, tap0, tap1);
+      DeinterleaveEvenOdd(row + iw0 + 2, s.in_w - iw0 - 2, tap2, unused);
+      best = KeepFirstMax(i == 0 ? tap0 : KeepFirstMax(best, tap0), tap1);
+      best = KeepFirstMax(best, tap2);
+    }
+    _mm256_storeu_ps(y + j, best);
+  }
+}
+
 // MaxPoolRowAvx2, with or without the indices.
 template <bool kIndices>
 void MaxPoolRow(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_base, int64_t ih_mul, int64_t iw_mul) {
@@ -56,11 +82,13 @@ void MaxPoolRow(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_
         }
         // Ordered compare: false when either is NaN, so a NaN never replaces and a
         // NaN first tap is kept -- the reference's `v > best`.
-        const __m256 greater = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
-        best = _mm256_blendv_ps(best, v, greater);
         if constexpr (kIndices) {
+          const __m256 greater = _mm256_cmp_ps(v, best, _CMP_GT_OQ);
+          best = _mm256_blendv_ps(best, v, greater);
           best_index = _mm256_castps_si256(
               _mm256_blendv_ps(_mm256_castsi256_ps(best_index), _mm256_castsi256_ps(index), greater));
+        } else {
+          best = KeepFirstMax(best, v);
         }
       }
     }
@@ -79,18 +107,10 @@ void MaxPoolRow(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_
 
 void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_base, int64_t ih_mul,
                     int64_t iw_mul) {
+  if (indices == nullptr && s.kw_count == 3 && s.dilation_w == 1 && s.stride_w == 2) return MaxPoolRow3Stride2(s, y);
   if (indices == nullptr) return MaxPoolRow<false>(s, y, nullptr, 0, 0, 0);
   MaxPoolRow<true>(s, y, indices, index_base, ih_mul, iw_mul);
 }
-
-namespace {
-
-// best, replaced by v where v is strictly greater (a NaN never replaces, nor is replaced).
-inline __m256 KeepFirstMax(__m256 best, __m256 v) {
-  return _mm256_blendv_ps(best, v, _mm256_cmp_ps(v, best, _CMP_GT_OQ));
-}
-
-}  // namespace
 
 void MaxPool2x2PlaneAvx2(const float* x, int64_t in_w, int64_t out_h, int64_t out_w, float* y) {
   for (int64_t oh = 0; oh < out_h; ++oh) {
