@@ -131,35 +131,58 @@ TEST_P(PoolKernelTest, MaxPoolNaN) {
   }
 }
 
-// MaxPool 2x2 / 2 without its Indices output (inference graphs): whole planes in the
-// vector loop, against the reference, bitwise -- odd sizes (the last column or row is
-// dropped), rows shorter and longer than one 16-column step, NaNs first and later.
-TEST_P(PoolKernelTest, MaxPool2x2WithoutIndices) {
+// MaxPool without its Indices output (inference graphs), against the reference,
+// bitwise: 2x2 / 2 whole planes in the vector loop (odd sizes drop the last column or
+// row); 3x3 / 2 (ResNet's stem pool: three taps from four loads per window row) with
+// and without padding and ceil_mode, and 3x3 / 1 (the general row loop) -- rows shorter
+// and longer than one 16-column step, NaNs first and later, ties (coarse values), at
+// several thread splits.
+TEST_P(PoolKernelTest, MaxPoolWithoutIndices) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
+  struct Window {
+    int64_t kernel, stride, pad;
+    bool ceil;
+  };
+  const Window windows[] = {{2, 2, 0, false}, {3, 2, 1, false}, {3, 2, 0, false}, {3, 2, 1, true}, {3, 1, 1, false}};
   uint32_t seed = 80;
-  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{
-           {64, 6, 24, 24}, {1, 3, 8, 8}, {2, 2, 7, 9}, {1, 2, 2, 2}, {1, 1, 5, 33}, {1, 4, 3, 40}, {1, 1, 2, 5}}) {
-    std::mt19937 rng(seed++);
-    Tensor x = RandomF32(rng, Shape(dims));
-    if (seed % 2 == 0) {
-      for (int64_t i = 0; i < x.num_elements(); i += 5) x.flat<float>()[i] = nan;
-    }
-    const AttrMap attrs = {{"kernel_shape", AttrValue::Ints({2, 2})}, {"strides", AttrValue::Ints({2, 2})}};
-    RunOpOptions reference;
-    reference.device = kReferenceDevice;
-    reference.outputs = 1;
-    absl::StatusOr<std::vector<Tensor>> want = RunOp("MaxPool", {x}, attrs, reference);
-    ASSERT_TRUE(want.ok()) << want.status();
-    for (int threads : {1, 3}) {
-      RunOpOptions cpu = reference;
-      cpu.device = kCpuDevice;
-      cpu.fall_back_to_reference = false;
-      if (threads > 1) cpu.parallel_for = ThreadedParallelFor(threads);
-      absl::StatusOr<std::vector<Tensor>> got = RunOp("MaxPool", {x}, attrs, cpu);
-      ASSERT_TRUE(got.ok()) << got.status();
-      ASSERT_EQ(got->size(), 1u);
-      ExpectSameTensor((*got)[0], (*want)[0], 0.0,
-                       absl::StrCat(Shape(dims).ToString(), " threads=", threads, " isa=", CpuIsaName(ActiveCpuIsa())));
+  for (const Window& win : windows) {
+    for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{64, 6, 24, 24},
+                                                                              {1, 3, 8, 8},
+                                                                              {2, 2, 7, 9},
+                                                                              {1, 2, 3, 3},
+                                                                              {1, 1, 5, 33},
+                                                                              {1, 4, 3, 40},
+                                                                              {1, 1, 4, 5},
+                                                                              {1, 2, 17, 112}}) {
+      std::mt19937 rng(seed++);
+      Tensor x = RandomF32(rng, Shape(dims));
+      if (seed % 3 == 0) {
+        for (int64_t i = 0; i < x.num_elements(); i += 5) x.flat<float>()[i] = nan;
+      } else if (seed % 3 == 1) {
+        for (float& v : x.flat<float>()) v = std::round(v * 2.0f) / 2.0f;  // ties
+      }
+      AttrMap attrs = {{"kernel_shape", AttrValue::Ints({win.kernel, win.kernel})},
+                       {"strides", AttrValue::Ints({win.stride, win.stride})},
+                       {"pads", AttrValue::Ints({win.pad, win.pad, win.pad, win.pad})}};
+      if (win.ceil) attrs["ceil_mode"] = AttrValue::Int(1);
+      RunOpOptions reference;
+      reference.device = kReferenceDevice;
+      reference.outputs = 1;
+      absl::StatusOr<std::vector<Tensor>> want = RunOp("MaxPool", {x}, attrs, reference);
+      ASSERT_TRUE(want.ok()) << want.status();
+      for (int threads : {1, 3}) {
+        RunOpOptions cpu = reference;
+        cpu.device = kCpuDevice;
+        cpu.fall_back_to_reference = false;
+        if (threads > 1) cpu.parallel_for = ThreadedParallelFor(threads);
+        absl::StatusOr<std::vector<Tensor>> got = RunOp("MaxPool", {x}, attrs, cpu);
+        ASSERT_TRUE(got.ok()) << got.status();
+        ASSERT_EQ(got->size(), 1u);
+        ExpectSameTensor(
+            (*got)[0], (*want)[0], 0.0,
+            absl::StrCat(Shape(dims).ToString(), " kernel=", win.kernel, " stride=", win.stride, " pad=", win.pad,
+                         " ceil=", win.ceil, " threads=", threads, " isa=", CpuIsaName(ActiveCpuIsa())));
+      }
     }
   }
 }
