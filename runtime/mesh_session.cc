@@ -1,8 +1,6 @@
 // MeshSession (see mesh_session.h).
 #include "runtime/mesh_session.h"
 
-#include <thread>
-
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
 
@@ -27,29 +25,11 @@ absl::StatusOr<std::unique_ptr<MeshSession>> MeshSession::Create(std::vector<Gra
     if (!s.ok()) return absl::Status(s.status().code(), absl::StrCat("device ", d, ": ", s.status().message()));
     session->sessions_.push_back(*std::move(s));
   }
+  session->device_threads_ = std::make_unique<DeviceThreads>(static_cast<int>(programs.size()));
   return session;
 }
 
 MeshSession::~MeshSession() = default;
-
-absl::Status RunOnEveryDevice(int n, const std::function<absl::Status(int device)>& fn) {
-  std::vector<absl::Status> results(n);
-  std::vector<std::thread> threads;
-  threads.reserve(n > 0 ? n - 1 : 0);
-  for (int d = 1; d < n; ++d) threads.emplace_back([&, d] { results[d] = fn(d); });
-  if (n > 0) results[0] = fn(0);
-  for (std::thread& t : threads) t.join();
-  int failed = -1;
-  for (int d = 0; d < n; ++d) {
-    if (results[d].ok()) continue;
-    if (failed < 0 || (results[failed].code() == absl::StatusCode::kDeadlineExceeded &&
-                       results[d].code() != absl::StatusCode::kDeadlineExceeded)) {
-      failed = d;
-    }
-  }
-  if (failed < 0) return absl::OkStatus();
-  return absl::Status(results[failed].code(), absl::StrCat("device ", failed, ": ", results[failed].message()));
-}
 
 absl::StatusOr<std::vector<std::vector<Tensor>>> MeshSession::Run(
     const std::vector<std::vector<std::pair<std::string, Tensor>>>& feeds, const std::vector<std::string>& fetches,
@@ -59,7 +39,7 @@ absl::StatusOr<std::vector<std::vector<Tensor>>> MeshSession::Run(
     return absl::InvalidArgumentError(absl::StrCat("feeds for ", feeds.size(), " devices given to a mesh of ", n));
   }
   std::vector<std::vector<Tensor>> out(n);
-  TSR_RETURN_IF_ERROR(RunOnEveryDevice(n, [&](int d) -> absl::Status {
+  TSR_RETURN_IF_ERROR(device_threads_->Run([&](int d) -> absl::Status {
     TSR_ASSIGN_OR_RETURN(out[d], sessions_[d]->Run(feeds[d], fetches, options));
     return absl::OkStatus();
   }));

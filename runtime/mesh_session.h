@@ -13,7 +13,6 @@
 #ifndef TESSERA_RUNTIME_MESH_SESSION_H_
 #define TESSERA_RUNTIME_MESH_SESSION_H_
 
-#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,6 +22,7 @@
 #include "graph/graph.h"
 #include "graph/tensor.h"
 #include "runtime/collectives/collective_groups.h"
+#include "runtime/device_threads.h"
 #include "runtime/session.h"
 
 namespace tsr {
@@ -33,11 +33,6 @@ struct MeshSessionOptions {
   uint64_t seed = 0;
   CollectivesOptions collectives;  // the timeout a device waits for the others
 };
-
-// Runs fn(0), ..., fn(n - 1) at once, fn(0) on the calling thread; the status of the
-// device that failed first in cause: a device that failed otherwise is preferred to
-// those whose collectives timed out waiting for it. The message names the device.
-absl::Status RunOnEveryDevice(int n, const std::function<absl::Status(int device)>& fn);
 
 class MeshSession {
  public:
@@ -61,6 +56,7 @@ class MeshSession {
  private:
   MeshSession() = default;
   std::vector<std::unique_ptr<Session>> sessions_;
+  std::unique_ptr<DeviceThreads> device_threads_;
 };
 
 }  // namespace tsr

@@ -7,10 +7,7 @@
 #include <memory>
 
 #include "platform/denormals.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
+#include "platform/spin_wait.h"
 
 namespace tsr {
 
@@ -20,29 +17,11 @@ namespace {
 thread_local const ThreadPool* current_pool = nullptr;
 thread_local int current_index = 0;
 
-// How long a worker looks for new work, and a ParallelFor caller for its helpers' last
-// chunks, before going to sleep on a condition variable. Kernels of one model run a few
-// microseconds apart; a futex wake-up costs tens of microseconds, which at two threads
-// made the second thread a loss on small ops (MobileNetV2's 55 kernels at 2 threads ran
-// no faster than at 1). ONNX Runtime's and Eigen's pools spin the same way.
-constexpr auto kSpin = std::chrono::microseconds(50);
-
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#endif
-}
-
-// Spins until `ready()` or kSpin has passed; returns ready().
-template <typename Ready>
-bool SpinUntil(const Ready& ready) {
-  const auto deadline = std::chrono::steady_clock::now() + kSpin;
-  for (int i = 0;; ++i) {
-    if (ready()) return true;
-    for (int p = 0; p < 16; ++p) CpuRelax();
-    if ((i & 15) == 15 && std::chrono::steady_clock::now() >= deadline) return ready();
-  }
-}
+// Idle workers, and a ParallelFor caller waiting for its helpers' last chunks, spin for
+// kDefaultSpin (platform/spin_wait.h) before they sleep on a condition variable. Kernels
+// of one model run a few microseconds apart; a futex wake-up costs tens of
+// microseconds, which at two threads made the second thread a loss on small ops
+// (MobileNetV2's 55 kernels at 2 threads ran no faster than at 1).
 
 // Shared by the caller and the helpers of one ParallelFor. Helpers may start after the
 // call returned (all chunks taken): they then find nothing to do, and only touch this

@@ -10,6 +10,7 @@
 #include "graph/status_macros.h"
 #include "partitioner/spmd_partitioner.h"
 #include "runtime/collectives/collective_groups.h"
+#include "runtime/device_threads.h"
 #include "runtime/mesh_session.h"
 #include "runtime/session.h"
 #include "strategies/pipeline.h"
@@ -86,6 +87,7 @@ class PartitionedStep : public StepProgram {
       : program_(std::move(program)),
         device_ids_(std::move(device_ids)),
         devices_(std::move(devices)),
+        device_threads_(static_cast<int>(devices_.size())),
         summary_(std::move(summary)) {}
 
   absl::StatusOr<std::vector<Tensor>> Run(const Batch& feeds, uint64_t step, RunMetadata* metadata) override {
@@ -99,7 +101,7 @@ class PartitionedStep : public StepProgram {
       }
     }
     std::vector<std::vector<Tensor>> out(n);
-    TSR_RETURN_IF_ERROR(RunOnEveryDevice(n, [&](int d) -> absl::Status {
+    TSR_RETURN_IF_ERROR(device_threads_.Run([&](int d) -> absl::Status {
       TSR_ASSIGN_OR_RETURN(out[d], devices_[d]->Run(shares[d], step, d == 0 ? metadata : nullptr));
       return absl::OkStatus();
     }));
@@ -146,6 +148,7 @@ class PartitionedStep : public StepProgram {
   PartitionedProgram program_;
   std::vector<int> device_ids_;  // the mesh device of each program in devices_
   std::vector<std::unique_ptr<StepProgram>> devices_;
+  DeviceThreads device_threads_;  // runs devices_ at once, every step
   std::string summary_;
 };
 

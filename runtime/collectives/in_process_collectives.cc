@@ -2,6 +2,7 @@
 #include "runtime/collectives/in_process_collectives.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -16,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "graph/status_macros.h"
+#include "platform/spin_wait.h"
 
 namespace tsr {
 namespace {
@@ -216,13 +218,17 @@ char* Bytes(Tensor& t) { return static_cast<char*>(t.raw_data()); }
 const char* Bytes(const Tensor& t) { return static_cast<const char*>(t.raw_data()); }
 
 // The meeting of every rank at one collective.
+// Counts are atomics so that a rank can spin on them without the communicator's lock;
+// they change under it (arrived) or are followed by taking it (phase_done), so a rank
+// asleep in Mutex::Await on them is woken.
 struct Slot {
   explicit Slot(int world) : calls(world), present(world, false) {}
   std::vector<CollectiveCall> calls;
   std::vector<bool> present;
-  int arrived = 0;
-  absl::Status failure;  // set by a rank that gave up waiting for the others
-  int phase_done[2] = {0, 0};
+  std::atomic<int> arrived{0};
+  absl::Status failure;             // set by a rank that gave up waiting for the others
+  std::atomic<bool> failed{false};  // failure is set
+  std::atomic<int> phase_done[2] = {0, 0};
   int departed = 0;
 };
 
@@ -287,9 +293,13 @@ absl::Status InProcessCommunicatorImpl::RunCollective(int rank, int64_t seq, Col
     slot = entry;
     slot->calls[rank] = std::move(call);
     slot->present[rank] = true;
-    ++slot->arrived;
+    slot->arrived.fetch_add(1);
+  }
+  SpinUntil([&] { return slot->arrived.load() == world_size_ || slot->failed.load(); });
+  {
+    absl::MutexLock lock(&mu_);
     // Everyone is here, or a rank gave up (then nobody may go on to the data).
-    auto ready = [&] { return slot->arrived == world_size_ || !slot->failure.ok(); };
+    auto ready = [&] { return slot->arrived.load() == world_size_ || !slot->failure.ok(); };
     if (!mu_.AwaitWithDeadline(absl::Condition(&ready), absl::Now() + options_.timeout)) {
       std::vector<int> missing;
       for (int r = 0; r < world_size_; ++r) {
@@ -298,6 +308,7 @@ absl::Status InProcessCommunicatorImpl::RunCollective(int rank, int64_t seq, Col
       slot->failure = absl::DeadlineExceededError(absl::StrCat(
           where, ": rank ", rank, " waited ", absl::FormatDuration(options_.timeout), " but rank",
           missing.size() > 1 ? "s " : " ", absl::StrJoin(missing, ", "), " of ", world_size_, " did not arrive"));
+      slot->failed = true;
     }
     if (!slot->failure.ok()) {
       // Nobody touches data once a collective failed; the slot stays until every rank
@@ -384,9 +395,13 @@ void InProcessCommunicatorImpl::DoWork(int rank, Slot& slot) {
 void InProcessCommunicatorImpl::Phase(Slot& slot, int phase) {
   // Once every rank has arrived, the remaining steps are bounded copies and reductions
   // by the ranks' own threads, so this wait needs no deadline.
+  if (slot.phase_done[phase].fetch_add(1) + 1 == world_size_) {
+    absl::MutexLock wake(&mu_);  // its release re-checks the conditions of the ranks asleep below
+    return;
+  }
+  auto all_done = [&] { return slot.phase_done[phase].load() == world_size_; };
+  if (SpinUntil(all_done)) return;
   absl::MutexLock lock(&mu_);
-  ++slot.phase_done[phase];
-  auto all_done = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return slot.phase_done[phase] == world_size_; };
   mu_.Await(absl::Condition(&all_done));
 }
 
@@ -464,7 +479,17 @@ void InProcessCommunicatorImpl::ExpireTransfer(bool is_send, int src, int dst, i
                    " within ", absl::FormatDuration(options_.timeout))));
 }
 
-// One rank's Collectives: a thread that runs the rank's collectives in issue order.
+// One rank's Collectives: its collectives run in issue order, on the thread that waits
+// for them or on the rank's worker thread.
+//
+// A collective issued while none is queued or running is held for the thread that will
+// wait for it: Wait runs it right there (as a plain blocking call would), with no
+// hand-off to the worker and back, which cost two thread wake-ups per collective -- a
+// mirrored step's gradient all-reduces mostly waited for the scheduler. The worker takes
+// it instead when another collective is issued behind it (those run in order, while the
+// rank goes on computing), when its handle is polled (a poll never blocks in a
+// collective), when the rank posts a Send or Recv (whose peer may first need this
+// collective to finish), and at destruction.
 class InProcessCollectives final : public Collectives {
  public:
   InProcessCollectives(std::shared_ptr<InProcessCommunicatorImpl> comm, int rank)
@@ -473,6 +498,7 @@ class InProcessCollectives final : public Collectives {
     {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
+      held_ = false;
     }
     worker_.join();  // after the queued collectives ran
   }
@@ -496,9 +522,11 @@ class InProcessCollectives final : public Collectives {
     return Issue({OpKind::kAllToAll, ReduceOp::kSum, std::string(name), input, output, 0});
   }
   CollectiveHandle Send(const Tensor& input, int peer, absl::string_view name) override {
+    HandOver();
     return comm_->PostTransfer(/*is_send=*/true, rank_, peer, name, input);
   }
   CollectiveHandle Recv(Tensor& output, int peer, absl::string_view name) override {
+    HandOver();
     return comm_->PostTransfer(/*is_send=*/false, rank_, peer, name, output);
   }
   CollectiveHandle Barrier(absl::string_view name) override {
@@ -506,28 +534,66 @@ class InProcessCollectives final : public Collectives {
   }
 
  private:
+  struct Task {
+    int64_t seq;
+    std::function<void()> run;
+  };
+
   CollectiveHandle Issue(CollectiveCall call) {
-    CollectiveHandle handle = CollectiveHandle::Pending();
     absl::MutexLock lock(&mu_);
     const int64_t seq = next_seq_++;
-    queue_.push_back([this, seq, handle, call = std::move(call)]() mutable {
-      handle.Complete(comm_->RunCollective(rank_, seq, std::move(call)));
-    });
+    CollectiveHandle handle = CollectiveHandle::Pending(
+        absl::InfiniteFuture(), nullptr, [this, seq](bool wait) { wait ? RunThrough(seq) : HandOver(); });
+    // Held for its waiter when nothing is ahead of it; one issued behind others makes
+    // the worker run them all.
+    held_ = queue_.empty() && !running_;
+    queue_.push_back({seq, [this, seq, handle, call = std::move(call)]() mutable {
+                        handle.Complete(comm_->RunCollective(rank_, seq, std::move(call)));
+                      }});
     return handle;
+  }
+
+  // On the waiting thread: runs the queued collectives up to and including `seq`, unless
+  // a collective is running (then the worker finishes them, and Wait waits for it).
+  void RunThrough(int64_t seq) {
+    std::vector<Task> mine;
+    {
+      absl::MutexLock lock(&mu_);
+      if (running_ || queue_.empty() || queue_.front().seq > seq) return;
+      while (!queue_.empty() && queue_.front().seq <= seq) {
+        mine.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      running_ = true;
+      held_ = false;
+    }
+    for (Task& task : mine) task.run();
+    absl::MutexLock lock(&mu_);
+    running_ = false;  // the worker takes what was issued meanwhile
+  }
+
+  void HandOver() {
+    absl::MutexLock lock(&mu_);
+    held_ = false;
   }
 
   void WorkerLoop() {
     while (true) {
-      std::function<void()> task;
+      Task task;
       {
         absl::MutexLock lock(&mu_);
-        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
+        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+          return !running_ && ((!queue_.empty() && !held_) || (stopping_ && queue_.empty()));
+        };
         mu_.Await(absl::Condition(&ready));
         if (queue_.empty()) return;  // stopping
         task = std::move(queue_.front());
         queue_.pop_front();
+        running_ = true;
       }
-      task();
+      task.run();
+      absl::MutexLock lock(&mu_);
+      running_ = false;
     }
   }
 
@@ -535,7 +601,9 @@ class InProcessCollectives final : public Collectives {
   const int rank_;
   absl::Mutex mu_;
   int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
-  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  std::deque<Task> queue_ ABSL_GUARDED_BY(mu_);
+  bool running_ ABSL_GUARDED_BY(mu_) = false;  // a collective runs (on the worker or a waiter)
+  bool held_ ABSL_GUARDED_BY(mu_) = false;     // queue_'s only entry waits for its waiter
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread worker_;  // last: starts once the members above exist
 };

@@ -9,6 +9,7 @@
 
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
+#include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "tests/runtime/collectives/collectives_conformance.h"
 
@@ -206,6 +207,44 @@ TEST(InProcessCommunicatorTest, SendRecvMismatchAndBadPeerFail) {
             "send/recv rank 0 -> rank 1 (seq 0): rank 0 sends 'x' f32[4] but rank 1 receives 'x' f32[5]");
   EXPECT_EQ(send.Wait(), recv);
   EXPECT_EQ(ranks[0]->Send(a, 2, "x").Wait().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace tsr
+
+namespace tsr {
+namespace {
+
+// A collective issued while the rank is idle is held for the thread that waits for it;
+// it must still run when that rank blocks elsewhere first. Rank 1 issues an all-reduce
+// and then waits for a Recv that rank 0 sends only after the all-reduce finished:
+// posting the Recv hands the held all-reduce to rank 1's worker. Likewise a handle
+// that is only polled completes (the poll hands it over).
+TEST(InProcessCommunicatorTest, HeldCollectiveRunsWhenTheRankBlocksOnPointToPointOrPolls) {
+  std::vector<std::unique_ptr<Collectives>> ranks = MakeRanks(2, ShortTimeout());
+  ASSERT_EQ(ranks.size(), 2u);
+  std::vector<absl::Status> statuses = OnEveryRank(ranks, [](Collectives& c) -> absl::Status {
+    const float v = static_cast<float>(c.rank() + 1);
+    Tensor x = Tensor::FromVector<float>(Shape({4}), {v, v, v, v});
+    Tensor token = Tensor::FromVector<float>(Shape({1}), {7.0f});
+    if (c.rank() == 0) {
+      if (absl::Status s = c.AllReduce(x, ReduceOp::kSum, "x").Wait(); !s.ok()) return s;
+      if (absl::Status s = c.Send(token, 1, "token").Wait(); !s.ok()) return s;
+    } else {
+      CollectiveHandle reduce = c.AllReduce(x, ReduceOp::kSum, "x");
+      if (absl::Status s = c.Recv(token, 0, "token").Wait(); !s.ok()) return s;
+      if (absl::Status s = reduce.Wait(); !s.ok()) return s;
+    }
+    if (x.flat<float>()[0] != 3.0f) return absl::InternalError("wrong sum");
+    CollectiveHandle polled = c.AllReduce(x, ReduceOp::kSum, "polled");
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!polled.Done()) {
+      if (absl::Now() > deadline) return absl::DeadlineExceededError("a polled collective never completed");
+      absl::SleepFor(absl::Microseconds(100));
+    }
+    return x.flat<float>()[0] == 6.0f ? absl::OkStatus() : absl::InternalError("wrong polled sum");
+  });
+  for (int r = 0; r < 2; ++r) EXPECT_TRUE(statuses[r].ok()) << "rank " << r << ": " << statuses[r];
 }
 
 }  // namespace
