@@ -14,7 +14,7 @@
 #include "graph/status_macros.h"
 #include "graph/tensor_block.h"
 #include "partitioner/pipeline_stages.h"
-#include "runtime/mesh_session.h"
+#include "runtime/device_threads.h"
 #include "runtime/session.h"
 
 namespace tsr {
@@ -128,6 +128,7 @@ class PipelineStep : public StepProgram {
       : plan_(std::move(plan)),
         program_(std::move(program)),
         sessions_(std::move(sessions)),
+        stage_threads_(static_cast<int>(sessions_.size())),
         fetches_(spec.fetches),
         options_(options),
         tasks_(PipelineTasks(plan_.schedule, plan_.stages, plan_.microbatches)) {
@@ -229,7 +230,7 @@ class PipelineStep : public StepProgram {
       }
       return absl::OkStatus();
     };
-    TSR_RETURN_IF_ERROR(RunOnEveryDevice(S, [&](int s) -> absl::Status {
+    TSR_RETURN_IF_ERROR(stage_threads_.Run([&](int s) -> absl::Status {
       for (const PipelineTask& t : tasks_[s]) {
         if (t.microbatch >= M) continue;
         absl::Status status = task(s, t);
@@ -244,7 +245,7 @@ class PipelineStep : public StepProgram {
     stats_.peak_held_bytes = box.peak();
 
     // The updates, once, from the gradients accumulated over the micro-batches.
-    TSR_RETURN_IF_ERROR(RunOnEveryDevice(S, [&](int s) -> absl::Status {
+    TSR_RETURN_IF_ERROR(stage_threads_.Run([&](int s) -> absl::Status {
       const PipelineStageProgram& stage = program_.stages[s];
       if (stage.update_targets.empty()) return absl::OkStatus();
       Batch in = data_feeds(s, whole);
@@ -342,6 +343,7 @@ class PipelineStep : public StepProgram {
   PipelinePlan plan_;
   PipelineProgram program_;
   std::vector<std::unique_ptr<Session>> sessions_;
+  DeviceThreads stage_threads_;  // runs the stages at once, twice a step
   std::vector<std::string> fetches_;
   PipelineStepOptions options_;
   std::vector<std::vector<PipelineTask>> tasks_;
