@@ -197,6 +197,12 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     return !poison_.empty();
   }
 
+  // Has the worker finish the inline call, if one is running (as a poll of it does).
+  void HandOverInline() {
+    absl::MutexLock lock(&mu_);
+    if (running_) handover_ = true;
+  }
+
   // Queues `call` for the communicator's thread -- or, when nothing is queued or
   // running, posts its exchange right here and leaves the rest to the thread that waits
   // for it (its handle's progress): an eager all-reduce's reduction, or MPI's collective
@@ -204,7 +210,8 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   // threads then: waking the worker and then the waiter cost ~10 us on this machine,
   // 10-25% of a 64 KiB-1 MiB all-reduce. The worker still finishes an inline call
   // when a collective is queued behind it or when its handle is polled (Done) rather
-  // than waited for, so collectives issued in a row overlap the caller's computation.
+  // than waited for, or when the rank posts a Send or Recv (HandOverInline), so
+  // collectives issued in a row overlap the caller's computation.
   CollectiveHandle Issue(CollectiveCall call) {
     const std::weak_ptr<MpiCommunicatorCore> weak = weak_from_this();
     // drive_mu_ is held only while a call is inline (and then this one queues): Issue
@@ -552,10 +559,14 @@ class MpiCommunicator final : public DescribedCollectives<MpiCollectives> {
   int world_size() const override { return core_->world_size(); }
   bool poisoned() const override { return core_->poisoned(); }
 
+  // A rank about to wait on a point-to-point transfer first hands its inline collective
+  // (if any) to the worker: the peer may send only once that collective has finished.
   CollectiveHandle Send(const Tensor& input, int peer, absl::string_view name) override {
+    core_->HandOverInline();
     return p2p_->Post(/*is_send=*/true, peer, name, input);
   }
   CollectiveHandle Recv(Tensor& output, int peer, absl::string_view name) override {
+    core_->HandOverInline();
     return p2p_->Post(/*is_send=*/false, peer, name, output);
   }
 

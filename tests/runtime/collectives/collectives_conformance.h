@@ -434,6 +434,38 @@ TEST_P(CollectivesConformanceTest, RecvPostedBeforeSend) {
   }
 }
 
+// A collective issued and not yet waited for still finishes while its rank waits on a
+// point-to-point transfer: every rank but 0 issues an all-reduce, then waits for a token
+// that rank 0 sends (to each) only once its own all-reduce is done; then all wait. Small
+// and large (a backend may move them differently).
+TEST_P(CollectivesConformanceTest, PendingCollectiveFinishesWhileTheRankWaitsOnARecv) {
+  for (int64_t n : {int64_t{257}, int64_t{1} << 16}) {
+    std::vector<Tensor> inputs, x;
+    for (int r = 0; r < world(); ++r) {
+      inputs.push_back(RandomTensor(DType::kF32, Shape({n}), SeedFor(0, r)));
+      x.push_back(inputs.back().Clone());
+    }
+    ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                  const int r = coll.rank();
+                  const std::string name = absl::StrCat("pending", n);
+                  if (r == 0) {
+                    absl::Status status = coll.AllReduce(x[r], ReduceOp::kSum, name).Wait();
+                    for (int q = 1; q < world() && status.ok(); ++q) {
+                      status.Update(coll.Send(Tensor::FromVector<int32_t>(Shape({1}), {q}), q, "token").Wait());
+                    }
+                    return status;
+                  }
+                  CollectiveHandle reduce = coll.AllReduce(x[r], ReduceOp::kSum, name);
+                  Tensor token(DType::kI32, Shape({1}));
+                  absl::Status status = coll.Recv(token, 0, "token").Wait();
+                  status.Update(reduce.Wait());
+                  return status;
+                }),
+                absl::StrCat("pending all-reduce of ", n, " and recv"));
+    for (int r : local_ranks()) ExpectReduced(x[r], inputs, 0, ReduceOp::kSum, absl::StrCat("n=", n, " rank ", r));
+  }
+}
+
 // No rank leaves a barrier before every rank has entered it, even a slow one. Each rank
 // notes when it entered and left the barrier on the machine-wide clock; the entry times
 // are then all-gathered, and each rank checks that it left after every rank entered.
