@@ -417,29 +417,43 @@ void PackAllOfB(const Problem& pr, const MicroKernel& mk, int64_t n, int64_t n_p
   });
 }
 
+// op(A)'s first m rows, each k contiguous floats (row stride *lda): A itself when it is
+// plain, otherwise gathered into `buffer` (A transposed, or packed) -- for the GEMV and
+// the dot products, which read A's rows as they lie.
+const float* RowsOfA(const Problem& pr, const MicroKernel& mk, int64_t m, AlignedFloatBuffer& buffer, int64_t* lda) {
+  const int64_t k = pr.k;
+  if (pr.packed_a == nullptr && !pr.trans_a) {
+    *lda = pr.lda;
+    return pr.a;
+  }
+  float* rows = buffer.Get(m * k);
+  if (pr.trans_a) {
+    TransposeBlock(sizeof(float), ActiveCpuIsa(), pr.a, pr.lda, rows, k, /*rows=*/m, /*cols=*/k);
+  } else {
+    // Element (i, p) of kc block pc: strip i / mr, step p - pc, lane i % mr.
+    for (int64_t pc = 0; pc < k; pc += mk.kc) {
+      const int64_t kc = std::min<int64_t>(mk.kc, k - pc);
+      for (int64_t i = 0; i < m; ++i) {
+        const float* strip = pr.packed_a + pc * pr.packed_m_padded + (i - i % mk.mr) * kc + i % mk.mr;
+        for (int64_t p = 0; p < kc; ++p) rows[i * k + pc + p] = strip[p * mk.mr];
+      }
+    }
+  }
+  *lda = k;
+  return rows;
+}
+
 // Columns per task of the M = 1 product and of the dot products: a multiple of every
 // GEMV and dot block.
 constexpr int64_t kGemvColumnsPerUnit = 64;
 
 // C's one row (M = 1) by the micro-kernel's GEMV on a plain B in place, split over the
-// columns; A's row is gathered first when it is not contiguous (transposed, or packed).
+// columns.
 void RunGemv(const Problem& pr, const MicroKernel& mk, int64_t n, const GemmOptions& options) {
   const int64_t k = pr.k;
-  const float* a = pr.a;
   AlignedFloatBuffer gathered;
-  if (pr.packed_a != nullptr || pr.trans_a) {
-    float* row = gathered.Get(k);
-    for (int64_t p = 0; p < k; ++p) {
-      if (pr.packed_a != nullptr) {
-        // Element (0, p) of kc block pc: first row of its first strip, step p - pc.
-        const int64_t pc = p / mk.kc * mk.kc;
-        row[p] = pr.packed_a[pc * pr.packed_m_padded + (p - pc) * mk.mr];
-      } else {
-        row[p] = pr.a[p * pr.lda];
-      }
-    }
-    a = row;
-  }
+  int64_t lda;
+  const float* a = RowsOfA(pr, mk, 1, gathered, &lda);
   const auto columns = [&](int64_t j0, int64_t j1) {
     mk.gemv(k, mk.kc, a, pr.b + j0, pr.ldb, j1 - j0, pr.c + j0, pr.alpha, pr.beta);
     if (!pr.epilogue->empty()) ApplyEpilogue(pr, mk, 0, 1, j0, j1 - j0);
@@ -460,30 +474,12 @@ bool RunsAsDots(const Problem& pr, const MicroKernel& mk, int64_t m) {
          (m == 1 || (m <= kMaxDotRows && pr.k >= kMinDotDepth));
 }
 
-// C by the micro-kernel's dot products, split over the columns; op(A)'s rows are
-// gathered first when they are not contiguous (A transposed, or packed).
+// C by the micro-kernel's dot products, split over the columns.
 void RunDots(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n, const GemmOptions& options) {
   const int64_t k = pr.k;
-  const float* a = pr.a;
-  int64_t lda = pr.lda;
   AlignedFloatBuffer gathered;
-  if (pr.packed_a != nullptr || pr.trans_a) {
-    float* rows = gathered.Get(m * k);
-    if (pr.trans_a) {
-      TransposeBlock(sizeof(float), ActiveCpuIsa(), pr.a, pr.lda, rows, k, /*rows=*/m, /*cols=*/k);
-    } else {
-      // Element (i, p) of kc block pc: strip i / mr, step p - pc, lane i % mr.
-      for (int64_t pc = 0; pc < k; pc += mk.kc) {
-        const int64_t kc = std::min<int64_t>(mk.kc, k - pc);
-        for (int64_t i = 0; i < m; ++i) {
-          const float* strip = pr.packed_a + pc * pr.packed_m_padded + (i - i % mk.mr) * kc + i % mk.mr;
-          for (int64_t p = 0; p < kc; ++p) rows[i * k + pc + p] = strip[p * mk.mr];
-        }
-      }
-    }
-    a = rows;
-    lda = k;
-  }
+  int64_t lda;
+  const float* a = RowsOfA(pr, mk, m, gathered, &lda);
   const int64_t units = (n + kGemvColumnsPerUnit - 1) / kGemvColumnsPerUnit;
   RunParallelFor(options.parallel_for, units, 2 * kGemvColumnsPerUnit * k * m, [&](int64_t begin, int64_t end) {
     const int64_t j0 = begin * kGemvColumnsPerUnit, j1 = std::min(n, end * kGemvColumnsPerUnit);
