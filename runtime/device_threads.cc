@@ -41,70 +41,55 @@ absl::Status RunOnEveryDevice(int n, const std::function<absl::Status(int device
   return FirstFailure(results);
 }
 
-// What the caller and the device threads share; the threads hold it too, so that it
-// outlives a thread still on its way to sleep when the object is destroyed.
-struct DeviceThreads::Shared {
-  std::mutex mu;
-  std::condition_variable work_cv, done_cv;
-  std::atomic<uint64_t> generation{0};  // bumped by every Run (and by the destructor)
-  std::atomic<int> remaining{0};        // device threads still running this generation
-  std::atomic<bool> stopping{false};
-  const std::function<absl::Status(int)>* fn = nullptr;
-  std::vector<absl::Status> results;
-  std::vector<std::thread> threads;
-};
-
-DeviceThreads::DeviceThreads(int n) : n_(n > 0 ? n : 0), shared_(std::make_shared<Shared>()) {
-  shared_->results.resize(n_);
-  for (int d = 1; d < n_; ++d) {
-    shared_->threads.emplace_back([shared = shared_, d] {
-      uint64_t seen = 0;
-      for (;;) {
-        auto fresh = [&] { return shared->generation.load(std::memory_order_acquire) != seen; };
-        if (!SpinUntil(fresh)) {
-          std::unique_lock<std::mutex> lock(shared->mu);
-          shared->work_cv.wait(lock, fresh);
-        }
-        seen = shared->generation.load(std::memory_order_acquire);
-        if (shared->stopping.load()) return;
-        shared->results[d] = (*shared->fn)(d);
-        if (shared->remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-          std::lock_guard<std::mutex> lock(shared->mu);
-          shared->done_cv.notify_one();
-        }
-      }
-    });
-  }
+DeviceThreads::DeviceThreads(int n) : n_(n > 0 ? n : 0), results_(n_) {
+  for (int d = 1; d < n_; ++d) threads_.emplace_back([this, d] { DeviceLoop(d); });
 }
 
 DeviceThreads::~DeviceThreads() {
   {
-    std::lock_guard<std::mutex> lock(shared_->mu);
-    shared_->stopping = true;
-    shared_->generation.fetch_add(1, std::memory_order_acq_rel);
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   }
-  shared_->work_cv.notify_all();
-  for (std::thread& t : shared_->threads) t.join();
+  work_cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void DeviceThreads::DeviceLoop(int d) {
+  uint64_t seen = 0;
+  for (;;) {
+    auto fresh = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+    if (!SpinUntil(fresh)) {
+      std::unique_lock<std::mutex> lock(mu_);
+      work_cv_.wait(lock, fresh);
+    }
+    seen = generation_.load(std::memory_order_acquire);
+    if (stopping_.load()) return;
+    results_[d] = (*fn_)(d);
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_cv_.notify_one();
+    }
+  }
 }
 
 absl::Status DeviceThreads::Run(const std::function<absl::Status(int device)>& fn) {
   if (n_ == 0) return absl::OkStatus();
-  Shared& s = *shared_;
-  s.fn = &fn;
-  s.remaining.store(n_ - 1, std::memory_order_relaxed);
+  fn_ = &fn;
+  remaining_.store(n_ - 1, std::memory_order_relaxed);
   {
     // Under the lock: a thread deciding to sleep re-checks the generation under it.
-    std::lock_guard<std::mutex> lock(s.mu);
-    s.generation.fetch_add(1, std::memory_order_acq_rel);
+    std::lock_guard<std::mutex> lock(mu_);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
   }
-  s.work_cv.notify_all();
-  s.results[0] = fn(0);
-  auto all_done = [&] { return s.remaining.load(std::memory_order_acquire) == 0; };
+  work_cv_.notify_all();
+  results_[0] = fn(0);
+  auto all_done = [&] { return remaining_.load(std::memory_order_acquire) == 0; };
   if (!SpinUntil(all_done)) {
-    std::unique_lock<std::mutex> lock(s.mu);
-    s.done_cv.wait(lock, all_done);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, all_done);
   }
-  return FirstFailure(s.results);
+  return FirstFailure(results_);
 }
 
 }  // namespace tsr

@@ -4,8 +4,13 @@
 #ifndef TESSERA_RUNTIME_DEVICE_THREADS_H_
 #define TESSERA_RUNTIME_DEVICE_THREADS_H_
 
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
 #include <functional>
-#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -31,9 +36,17 @@ class DeviceThreads {
   absl::Status Run(const std::function<absl::Status(int device)>& fn);
 
  private:
-  struct Shared;
+  void DeviceLoop(int device);
+
   const int n_;
-  std::shared_ptr<Shared> shared_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::atomic<uint64_t> generation_{0};  // bumped by every Run (and by the destructor)
+  std::atomic<int> remaining_{0};        // device threads still running this generation
+  std::atomic<bool> stopping_{false};
+  const std::function<absl::Status(int)>* fn_ = nullptr;  // this generation's
+  std::vector<absl::Status> results_;
+  std::vector<std::thread> threads_;  // last: they start once the members above exist
 };
 
 }  // namespace tsr
