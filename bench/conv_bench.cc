@@ -32,7 +32,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <string>
@@ -44,6 +46,7 @@
 #include "dnnl.hpp"
 #include "graph/attribute.h"
 #include "graph/tensor.h"
+#include "kernels/cpu/conv_blocked.h"
 #include "kernels/cpu/conv_prepared.h"
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_features.h"
@@ -126,6 +129,25 @@ double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
+// Activations live in 64-byte aligned buffers, as the runtime's allocator and arena give
+// them (and as oneDNN allocates its own): a std::vector's 16-byte alignment splits every
+// 64-byte pixel vector of the blocked layout over two cache lines.
+class AlignedFloats {
+ public:
+  explicit AlignedFloats(int64_t n)
+      : data_(static_cast<float*>(std::aligned_alloc(64, (static_cast<size_t>(n) * sizeof(float) + 63) / 64 * 64))) {}
+  AlignedFloats(const std::vector<float>& values) : AlignedFloats(static_cast<int64_t>(values.size())) {
+    std::copy(values.begin(), values.end(), data_.get());
+  }
+  float* data() const { return data_.get(); }
+
+ private:
+  struct Free {
+    void operator()(float* p) const { std::free(p); }
+  };
+  std::unique_ptr<float, Free> data_;
+};
+
 std::vector<float> RandomValues(int64_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -187,13 +209,7 @@ void BM_Tessera(benchmark::State& state) {
   });
 }
 
-// The same convolution on weights prepared once, outside the timed loop.
-void BM_TesseraPrepared(benchmark::State& state) {
-  const ConvLayer& layer = kLayers[state.range(0)];
-  const int threads = static_cast<int>(state.range(1));
-  const std::vector<float> xv = RandomValues(layer.c * layer.size * layer.size, 1);
-  const std::vector<float> wv = RandomValues(layer.m * (layer.c / layer.group) * layer.kernel * layer.kernel, 2);
-  std::vector<float> yv(static_cast<size_t>(layer.m * layer.out() * layer.out()));
+ConvGeometry GeometryOf(const ConvLayer& layer) {
   ConvGeometry geometry;
   geometry.window = Window3d{.in = {1, layer.size, layer.size},
                              .out = {1, layer.out(), layer.out()},
@@ -205,12 +221,26 @@ void BM_TesseraPrepared(benchmark::State& state) {
   geometry.channels = layer.c;
   geometry.out_channels = layer.m;
   geometry.group = layer.group;
+  return geometry;
+}
+
+// `threads` in all: the caller takes chunks too, so threads - 1 workers in `pool`.
+ParallelForFn PoolParallelFor(int threads, std::optional<ThreadPool>& pool) {
+  if (threads <= 1) return nullptr;
+  pool.emplace(threads - 1);
+  return pool->AsParallelForFn();
+}
+
+// The same convolution on weights prepared once, outside the timed loop.
+void BM_TesseraPrepared(benchmark::State& state) {
+  const ConvLayer& layer = kLayers[state.range(0)];
+  const int threads = static_cast<int>(state.range(1));
+  const AlignedFloats xv(RandomValues(layer.c * layer.size * layer.size, 1));
+  const std::vector<float> wv = RandomValues(layer.m * (layer.c / layer.group) * layer.kernel * layer.kernel, 2);
+  const AlignedFloats yv(layer.m * layer.out() * layer.out());
+  const ConvGeometry geometry = GeometryOf(layer);
   std::optional<ThreadPool> pool;
-  ParallelForFn parallel_for;
-  if (threads > 1) {
-    pool.emplace(threads - 1);
-    parallel_for = pool->AsParallelForFn();
-  }
+  const ParallelForFn parallel_for = PoolParallelFor(threads, pool);
   absl::StatusOr<PreparedConvWeights> prepared = PrepareConvWeights(geometry, wv.data(), parallel_for);
   if (!prepared.ok()) {
     state.SkipWithError(std::string(prepared.status().message()).c_str());
@@ -218,6 +248,38 @@ void BM_TesseraPrepared(benchmark::State& state) {
   }
   TimeLoop(state, layer.flops(), "tessera_prepared", [&] {
     ConvForward(*prepared, 1, xv.data(), nullptr, yv.data(), parallel_for);
+    benchmark::DoNotOptimize(yv.data());
+  });
+}
+
+// The same convolution in the channel-blocked layout (conv_blocked.h) on weights
+// prepared once, as the compiler's layout pass runs chains of convolutions: input and
+// output blocked, except a few-channel input (a network's first layer), read as it lies.
+void BM_TesseraBlocked(benchmark::State& state) {
+  const ConvLayer& layer = kLayers[state.range(0)];
+  const int threads = static_cast<int>(state.range(1));
+  const bool x_blocked = layer.group > 1 || layer.c >= kChannelBlock;
+  const int64_t in_pixels = layer.size * layer.size, out_pixels = layer.out() * layer.out();
+  const std::vector<float> plain = RandomValues(layer.c * in_pixels, 1);
+  const AlignedFloats xv(ChannelBlocks(layer.c) * kChannelBlock * in_pixels);
+  if (x_blocked) {
+    BlockChannels(1, layer.c, in_pixels, plain.data(), xv.data());
+  } else {
+    std::copy(plain.begin(), plain.end(), xv.data());
+  }
+  const std::vector<float> wv = RandomValues(layer.m * (layer.c / layer.group) * layer.kernel * layer.kernel, 2);
+  const AlignedFloats yv(ChannelBlocks(layer.m) * kChannelBlock * out_pixels);
+  const ConvGeometry geometry = GeometryOf(layer);
+  std::optional<ThreadPool> pool;
+  const ParallelForFn parallel_for = PoolParallelFor(threads, pool);
+  absl::StatusOr<PreparedBlockedConv> prepared = PrepareBlockedConv(geometry, wv.data());
+  if (!prepared.ok()) {
+    state.SkipWithError(std::string(prepared.status().message()).c_str());
+    return;
+  }
+  TimeLoop(state, layer.flops(), "tessera_blocked", [&] {
+    BlockedConvForward(*prepared, 1, xv.data(), x_blocked, nullptr, nullptr, FusedActivation{}, yv.data(),
+                       parallel_for);
     benchmark::DoNotOptimize(yv.data());
   });
 }
@@ -342,23 +404,27 @@ void PrintSummary() {
   std::printf(
       "\nTessera cpu Conv (%s, NCHW in/out) vs oneDNN %d.%d convolution_forward (its preferred blocked layouts,\n"
       "reorders outside the timed loop), batch 1, medians over repetitions. runop: through RunOp, everything\n"
-      "included; prep: weights prepared once outside the loop (PrepareConvWeights + ConvForward).\n"
+      "included; prep: weights prepared once outside the loop (PrepareConvWeights + ConvForward); blk: the\n"
+      "channel-blocked kernels (conv_blocked.h), activations in nChw16c, weights prepared once.\n"
       "Rates in GFLOP per process CPU-second (cpu) and per wall second (wall); ratios Tessera / oneDNN.\n",
       std::string(CpuIsaName(ActiveCpuIsa())).c_str(), dnnl::version()->major, dnnl::version()->minor);
-  std::printf("%-22s %3s | %6s %6s %6s %5s %5s | %6s %6s %6s %5s %5s\n", "layer", "thr", "runop", "prep", "onednn",
-              "r/run", "r/prp", "runop", "prep", "onednn", "r/run", "r/prp");
-  std::printf("%-22s %3s | %32s | %32s\n", "", "", "cpu GFLOP/s", "wall GFLOP/s");
+  std::printf("%-22s %3s | %6s %6s %6s %6s %5s %5s %5s | %6s %6s %6s %6s %5s %5s %5s\n", "layer", "thr", "runop",
+              "prep", "blk", "onednn", "r/run", "r/prp", "r/blk", "runop", "prep", "blk", "onednn", "r/run", "r/prp",
+              "r/blk");
+  std::printf("%-22s %3s | %45s | %45s\n", "", "", "cpu GFLOP/s", "wall GFLOP/s");
   for (int layer = 0; layer < static_cast<int>(std::size(kLayers)); ++layer) {
     for (int threads : {1, 2}) {
       const auto t = Results().find({layer, threads, "tessera"});
       const auto p = Results().find({layer, threads, "tessera_prepared"});
+      const auto b = Results().find({layer, threads, "tessera_blocked"});
       const auto o = Results().find({layer, threads, "onednn"});
-      if (t == Results().end() || p == Results().end() || o == Results().end()) continue;
+      if (o == Results().end()) continue;
+      const auto rate = [&](const auto& it, bool cpu) { return it == Results().end() ? 0.0 : Median(it->second, cpu); };
       for (bool cpu : {true, false}) {
-        const double tr = Median(t->second, cpu), pr = Median(p->second, cpu), orate = Median(o->second, cpu);
+        const double tr = rate(t, cpu), pr = rate(p, cpu), br = rate(b, cpu), orate = Median(o->second, cpu);
         if (cpu) std::printf("%-22s %3d |", kLayers[layer].name, threads);
-        std::printf(" %6.1f %6.1f %6.1f %5.2f %5.2f %s", tr, pr, orate, orate > 0 ? tr / orate : 0.0,
-                    orate > 0 ? pr / orate : 0.0, cpu ? "|" : "\n");
+        std::printf(" %6.1f %6.1f %6.1f %6.1f %5.2f %5.2f %5.2f %s", tr, pr, br, orate, orate > 0 ? tr / orate : 0.0,
+                    orate > 0 ? pr / orate : 0.0, orate > 0 ? br / orate : 0.0, cpu ? "|" : "\n");
       }
     }
   }
@@ -386,6 +452,7 @@ void RegisterBenchmarks() {
       benchmark::RegisterBenchmark("BM_OneDnn", BM_OneDnn)->Args({layer, threads})->UseRealTime();
       benchmark::RegisterBenchmark("BM_Tessera", BM_Tessera)->Args({layer, threads})->UseRealTime();
       benchmark::RegisterBenchmark("BM_TesseraPrepared", BM_TesseraPrepared)->Args({layer, threads})->UseRealTime();
+      benchmark::RegisterBenchmark("BM_TesseraBlocked", BM_TesseraBlocked)->Args({layer, threads})->UseRealTime();
     }
   }
   for (int layer = 0; layer < static_cast<int>(std::size(kPools)); ++layer) {

@@ -17,7 +17,9 @@
 //              with that thread count). Compilation happens once per model and thread
 //              count, before the rounds; its time (CompileStats::total_seconds) and the
 //              load time are reported, not counted in the latency.
-// The default is both; a build without MLIR/LLVM 19 has no compile driver, and there the
+//   compiled-nchw  the same without the channel-blocked layout (CompileOptions::
+//              blocked_layout off: every convolution reads and writes NCHW), for A/B runs.
+// The default is interpret and compiled; a build without MLIR/LLVM 19 has no compile driver, and there the
 // default is interpret alone. A mode that fails to compile or run a model shows "-" and
 // the reason, like a peer.
 //
@@ -96,7 +98,8 @@ constexpr double kTolerance = 1e-4;
 const char* const kAllModels[] = {"mlp", "lenet", "resnet18", "mobilenet_v2", "gpt_block"};
 const char* const kAllPeers[] = {"ort", "pytorch", "jax", "iree"};
 #ifdef TESSERA_HAS_COMPILER
-const char* const kAllModes[] = {"interpret", "compiled"};
+// compiled-nchw: compiled without the channel-blocked layout (CompileOptions::blocked_layout), for A/B runs.
+const char* const kAllModes[] = {"interpret", "compiled", "compiled-nchw"};
 constexpr char kDefaultModes[] = "interpret,compiled";
 #else
 const char* const kAllModes[] = {"interpret"};
@@ -179,7 +182,7 @@ using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
 // One Tessera mode on one case: how to run the model, and the mode's figures.
 struct TesseraMode {
-  std::string mode;  // "interpret" or "compiled"
+  std::string mode;  // "interpret", "compiled" or "compiled-nchw"
   // One inference; the closure owns the session or program, so that both modes run
   // through the same timing code.
   std::function<absl::StatusOr<Tensor>(const Feeds&, RunMetadata*)> run;
@@ -281,8 +284,9 @@ absl::Status PrepareInterpreted(const Case& c, const Graph& graph, TesseraMode& 
 #ifdef TESSERA_HAS_COMPILER
 // The compiled mode: the graph compiled at the bench batch for the case's thread count,
 // then loaded with that count. Errors name the stage that failed (the caller adds the case).
-absl::Status PrepareCompiled(const Case& c, const Graph& graph, TesseraMode& m) {
+absl::Status PrepareCompiled(const Case& c, const Graph& graph, bool blocked_layout, TesseraMode& m) {
   CompileOptions options;
+  options.blocked_layout = blocked_layout;
   options.batch = BatchOf(c.model);
   options.threads = c.threads;
   CompileStats stats;
@@ -343,7 +347,7 @@ absl::Status PrepareTessera(const BenchOptions& o, Case& c) {
     absl::Status status = absl::InvalidArgumentError(absl::StrCat("unknown Tessera mode '", mode, "'"));
     if (mode == "interpret") status = PrepareInterpreted(c, model.graph, m);
 #ifdef TESSERA_HAS_COMPILER
-    if (mode == "compiled") status = PrepareCompiled(c, model.graph, m);
+    if (mode == "compiled" || mode == "compiled-nchw") status = PrepareCompiled(c, model.graph, mode == "compiled", m);
 #endif
     if (!status.ok()) {
       m.run = nullptr;
@@ -527,7 +531,7 @@ void PrintReport(const BenchOptions& o, const std::vector<Case>& cases) {
     for (const std::string& p : o.peers) row.push_back(Gflops(c, c.peers.at(p).Median()));
     for (const TesseraMode& m : c.tessera) {
       std::string peak = m.result.ms.empty() ? "-" : FormatBytes(m.peak_bytes);
-      if (!m.result.ms.empty() && m.mode == "compiled") {
+      if (!m.result.ms.empty() && m.mode != "interpret") {
         absl::StrAppend(&peak, " (", FormatBytes(m.constant_bytes), " constants)");
       }
       row.push_back(peak);
@@ -538,7 +542,7 @@ void PrintReport(const BenchOptions& o, const std::vector<Case>& cases) {
                "time) and Tessera's peak memory per mode (interpret: device allocator during a run, above the "
                "weights; compiled: arena + constants + outputs):\n"
             << FormatTable(rows);
-  if (absl::c_linear_search(o.tessera_modes, "compiled")) {
+  if (absl::c_linear_search(o.tessera_modes, "compiled") || absl::c_linear_search(o.tessera_modes, "compiled-nchw")) {
     std::vector<std::vector<std::string>> compile_rows = {
         {"model", "threads", "compile s", "load ms", "arena", "constants", "fusion"}};
     for (const Case& c : cases) {
@@ -664,7 +668,7 @@ absl::Status Validate(BenchOptions& o, const std::string& models, const std::str
   }
 #ifndef TESSERA_HAS_COMPILER
   for (absl::string_view mode : absl::StrSplit(modes, ',')) {
-    if (mode == "compiled") {
+    if (mode == "compiled" || mode == "compiled-nchw") {
       return absl::InvalidArgumentError(
           "--tessera-mode compiled: this inference_bench was built without the compile driver and the compiled "
           "runtime (MLIR/LLVM 19 was not found when CMake ran); only 'interpret' is available");
@@ -694,14 +698,18 @@ int Main(int argc, char** argv) {
   flags.AddString("models", '\0', "LIST", &models, "comma-separated: mlp,lenet,resnet18,mobilenet_v2,gpt_block (all)");
   flags.AddString("threads", '\0', "LIST", &threads, "comma-separated thread counts (default 1,2)");
   flags.AddString("peers", '\0', "LIST", &peers, "comma-separated: ort,pytorch,jax,iree (default all), or none");
-  flags.AddInt("warmup", '\0', "N", &o.warmup, "untimed runs before the timed ones, each system, and at least 0.2 s of them (default 5)");
+  flags.AddInt("warmup", '\0', "N", &o.warmup,
+               "untimed runs before the timed ones, each system, and at least 0.2 s of them (default 5)");
   flags.AddInt("repetitions", '\0', "N", &o.repetitions, "timed runs per round, each system (default 20)");
   flags.AddInt("rounds", '\0', "N", &o.rounds, "measurements of every case, interleaved; medians (default 1)");
-  flags.AddString("tessera-mode", '\0', "LIST", &modes,
-                  absl::StrCat("comma-separated, one Tessera column each: interpret (the runtime Session), compiled "
-                               "(CompileGraph at the bench batch and thread count, run by CompiledProgram; its compile "
-                               "time is reported once per model and thread count) (default ",
-                               kDefaultModes, ")"));
+  flags.AddString(
+      "tessera-mode", '\0', "LIST", &modes,
+      absl::StrCat(
+          "comma-separated, one Tessera column each: interpret (the runtime Session), compiled "
+          "(CompileGraph at the bench batch and thread count, run by CompiledProgram; its compile "
+          "time is reported once per model and thread count), compiled-nchw (the same without the channel-blocked "
+          "layout) (default ",
+          kDefaultModes, ")"));
   flags.AddString("json", '\0', "FILE", &o.json, "also write the figures as JSON");
   flags.AddBool("keep", '\0', &o.keep, "keep the exported models (the folder is printed)");
   flags.AddString("python", '\0', "PATH", &o.python,

@@ -31,6 +31,8 @@ absl::Status RegisterReferenceResizeKernels(KernelRegistry& registry);  // Resiz
 absl::Status RegisterReferenceOptimizerKernels(KernelRegistry& registry);  // SGDUpdate, ..., Increment
 absl::Status RegisterReferenceGradientKernels(KernelRegistry& registry);   // graph/ops/gradient_ops.cc
 absl::Status RegisterReferenceFusedKernels(KernelRegistry& registry);      // FusedConv, FusedMatMul
+// BlockChannels, UnblockChannels, BlockedConv (after the fused kernels)
+absl::Status RegisterReferenceBlockedKernels(KernelRegistry& registry);
 
 // kernels/cpu/ — optimized f32 kernels.
 absl::Status RegisterCpuKernels(KernelRegistry& registry);

@@ -256,6 +256,37 @@ def Tsr_BitShiftOp : Tsr_Op<"BitShift", [Tsr_RegistryVerified, Pure]> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Tsr_BlockChannelsOp : Tsr_Op<"BlockChannels", [Tsr_RegistryVerified, Pure]> {
+  let summary = "X [N, C, spatial...] in the channel-blocked layout [N, ceil(C/16), spatial..., 16] (channel c at block c/16, lane c%16; zeros in the lanes past C). Made by the compiler\'s layout pass.";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64]>:$X);
+  let results = (outs
+    RankedTensorOf<[F32, F64]>:$Y);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tsr_BlockedConvOp : Tsr_Op<"BlockedConv", [Tsr_RegistryVerified, Pure, AttrSizedOperandSegments]> {
+  let summary = "FusedConv in the channel-blocked layout: Y = block(activation(Conv(unblock(X), W, B) + unblock(Z))), X blocked [N, ceil(C/16), spatial..., 16] (or plain [N, C, spatial...] with input_blocked = 0), Z and Y blocked; W [M, C/group, k...] and B [M] as Conv\'s. Made by the compiler\'s layout pass; not an ONNX op.";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64]>:$X,
+    RankedTensorOf<[F32, F64]>:$W,
+    Optional<RankedTensorOf<[F32, F64]>>:$B,
+    Optional<RankedTensorOf<[F32, F64]>>:$Z,
+    DefaultValuedAttr<StrAttr, "\"NOTSET\"">:$auto_pad,
+    OptionalAttr<DenseI64ArrayAttr>:$dilations,
+    DefaultValuedAttr<I64Attr, "1">:$group,
+    OptionalAttr<DenseI64ArrayAttr>:$kernel_shape,
+    OptionalAttr<DenseI64ArrayAttr>:$pads,
+    OptionalAttr<DenseI64ArrayAttr>:$strides,
+    DefaultValuedAttr<StrAttr, "\"None\"">:$activation,
+    DefaultValuedAttr<F64Attr, "0.01">:$alpha,
+    DefaultValuedAttr<F64Attr, "-3.4028234663852886e+38">:$min,
+    DefaultValuedAttr<F64Attr, "3.4028234663852886e+38">:$max,
+    DefaultValuedAttr<I64Attr, "1">:$input_blocked);
+  let results = (outs
+    RankedTensorOf<[F32, F64]>:$Y);
+}
+
 def Tsr_CastOp : Tsr_Op<"Cast", [Tsr_RegistryVerified, Pure]> {
   let summary = "Converts every element to the dtype \'to\'.";
   let arguments = (ins
@@ -1634,6 +1665,16 @@ def Tsr_TriluOp : Tsr_Op<"Trilu", [Tsr_RegistryVerified, Pure]> {
     DefaultValuedAttr<I64Attr, "1">:$upper);
   let results = (outs
     RankedTensorOf<[F32, F64, F16, BF16, I8, UI8, I32, I64, I1]>:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tsr_UnblockChannelsOp : Tsr_Op<"UnblockChannels", [Tsr_RegistryVerified, Pure]> {
+  let summary = "The inverse of BlockChannels: X [N, ceil(C/16), spatial..., 16] into [N, C, spatial...], C the attribute \'channels\'. Made by the compiler\'s layout pass.";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64]>:$X,
+    I64Attr:$channels);
+  let results = (outs
+    RankedTensorOf<[F32, F64]>:$Y);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 

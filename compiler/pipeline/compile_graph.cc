@@ -229,7 +229,13 @@ absl::StatusOr<Executable> CompileGraph(const Graph& graph, const CompileOptions
       ++st.function_steps;
     } else {
       ++st.kernel_steps;
-      st.fused_epilogues += step.name == "FusedConv" || step.name == "FusedMatMul";
+      // A BlockedConv (the layout pass's FusedConv or Conv) has fused an epilogue when it
+      // applies an activation or a residual.
+      const auto activation = step.attrs.find("activation");
+      const bool blocked_epilogue =
+          step.name == "BlockedConv" && ((step.inputs.size() > 3 && step.inputs[3] >= 0) ||
+                                         (activation != step.attrs.end() && activation->second.s() != "None"));
+      st.fused_epilogues += step.name == "FusedConv" || step.name == "FusedMatMul" || blocked_epilogue;
     }
   }
   st.arena_bytes = e.arena_bytes;

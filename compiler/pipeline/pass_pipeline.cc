@@ -11,12 +11,14 @@
 #include "compiler/conversion/mlir_diagnostics.h"
 #include "compiler/lowering/fusion_outlining.h"
 #include "compiler/lowering/fusion_tiling.h"
+#include "compiler/transforms/activation_layout.h"
 #include "compiler/transforms/algebraic_simplify.h"
 #include "compiler/transforms/constant_fold.h"
 #include "compiler/transforms/epilogue_fusion.h"
 #include "compiler/transforms/fold_batchnorm.h"
 #include "compiler/transforms/region_fusion.h"
 #include "compiler/transforms/weight_layout.h"
+#include "kernels/cpu/cpu_features.h"
 #include "llvm/Support/raw_ostream.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/OperationSupport.h"
@@ -37,6 +39,11 @@ std::vector<PipelineStage> OptimizationStages(const CompileOptions& options) {
   };
   if (options.fuse) stages.push_back({"tsr-fuse-epilogues", [] { return CreateEpilogueFusionPass(); }});
   stages.push_back({"tsr-weight-layout", [] { return CreateWeightLayoutPass(); }});
+  // The blocked kernels' fast path is AVX-512 (elsewhere they run portable loops, slower
+  // than the plain layout's AVX2 kernels).
+  if (options.blocked_layout && ActiveCpuIsa() >= CpuIsa::kAvx512) {
+    stages.push_back({"tsr-activation-layout", [] { return CreateActivationLayoutPass(); }});
+  }
   if (options.fuse) {
     stages.push_back({"tsr-fuse-regions", [] { return CreateRegionFusionPass(); }});
     stages.push_back({"tsr-tile-fusions", [] { return CreateFusionTilingPass(); }});

@@ -61,7 +61,13 @@ FusionReport ReportFusion(mlir::func::FuncOp func) {
       }
       ++r.library_kernels;
       const llvm::StringRef name = op.getName().getStringRef();
-      if (name == "tsr.FusedConv" || name == "tsr.FusedMatMul") {
+      if (name == "tsr.BlockChannels" || name == "tsr.UnblockChannels") {
+        ++r.layout_conversions;  // added by the layout pass: no graph op of the model's
+        continue;
+      }
+      // A BlockedConv keeps the location of the Conv or FusedConv it replaced.
+      if (name == "tsr.FusedConv" || name == "tsr.FusedMatMul" ||
+          (name == "tsr.BlockedConv" && EpilogueParts(&op) > 1)) {
         ++r.fused_epilogues;
         r.ops_in_epilogues += EpilogueParts(&op);
         r.graph_ops += EpilogueParts(&op);
@@ -76,8 +82,10 @@ FusionReport ReportFusion(mlir::func::FuncOp func) {
 }
 
 std::string FormatFusionReport(const FusionReport& r) {
-  return absl::StrCat(r.graph_ops, " ops -> ", r.kernels, " kernels (", r.fusions, " fusions, ", r.fused_epilogues,
-                      " fused epilogues)");
+  std::string out = absl::StrCat(r.graph_ops, " ops -> ", r.kernels, " kernels (", r.fusions, " fusions, ",
+                                 r.fused_epilogues, " fused epilogues");
+  if (r.layout_conversions > 0) absl::StrAppend(&out, ", ", r.layout_conversions, " layout conversions");
+  return out + ")";
 }
 
 std::unique_ptr<mlir::Pass> CreateFusionReportPass() { return std::make_unique<FusionReportPass>(); }

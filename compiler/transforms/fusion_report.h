@@ -23,7 +23,9 @@ struct FusionReport {
   // Ops inside tsr.Fusion regions (constants and yields excluded); a cheap op recomputed in
   // several fusions (see region_fusion.h) counts once per fusion.
   int64_t ops_in_fusions = 0;
-  int64_t fused_epilogues = 0;  // FusedConv / FusedMatMul ops
+  int64_t fused_epilogues = 0;  // FusedConv / FusedMatMul ops, and BlockedConv ops made from FusedConv
+  // BlockChannels / UnblockChannels the layout pass added (library kernels, no graph ops).
+  int64_t layout_conversions = 0;
   // Graph ops the fused epilogues stand for (from their locations, see epilogue_fusion.h).
   int64_t ops_in_epilogues = 0;
   // Graph ops the function stands for: library kernels whose parts are counted (a fused

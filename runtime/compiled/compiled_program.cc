@@ -19,6 +19,7 @@
 #include "graph/op_registry.h"
 #include "graph/status_macros.h"
 #include "kernels/collective_kernels.h"
+#include "kernels/cpu/conv_blocked.h"
 #include "kernels/cpu/conv_prepared.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/fused_conv.h"
@@ -98,6 +99,10 @@ struct CompiledProgram::Step {
   // ConvForward or FusedConvForward.
   std::unique_ptr<PreparedConvWeights> conv;
   bool fused = false;
+  // A BlockedConv whose weights are a constant: prepared at load, run with
+  // BlockedConvForward (X blocked unless x_blocked is false).
+  std::unique_ptr<PreparedBlockedConv> blocked_conv;
+  bool x_blocked = true;
   // A FusedMatMul whose B is a constant f32 matrix: op(B) packed at load, run with
   // FusedMatMulForward on it, for matmul_rows rows of A.
   std::unique_ptr<SgemmPackedB> matmul_b;
@@ -416,9 +421,39 @@ absl::Status CompiledProgram::PrepareKernelStep(const Executable& e, int s, Step
   if ((es.name == "Conv" || fused) && dtype == DType::kF32 && constant_weights && es.inputs[0] >= 0) {
     TSR_RETURN_IF_ERROR(PrepareConvolution(e, s, step));
   }
+  if (es.name == "BlockedConv" && dtype == DType::kF32 && constant_weights && es.inputs[0] >= 0) {
+    TSR_RETURN_IF_ERROR(PrepareBlockedConvolution(e, s, step));
+  }
   if (es.name == "FusedMatMul" && dtype == DType::kF32 && constant_weights && es.inputs[0] >= 0) {
     PrepareMatMul(e, s, step);
   }
+  return absl::OkStatus();
+}
+
+absl::Status CompiledProgram::PrepareBlockedConvolution(const Executable& e, int s, Step& step) {
+  KernelContext& ctx = *step.context;
+  absl::StatusOr<FusedActivation> activation = ParseFusedActivation(ctx);
+  if (!activation.ok()) return Prefixed(step.label, activation.status());
+  absl::StatusOr<std::optional<ConvGeometry>> geometry = NodeBlockedConvGeometry(ctx);
+  if (!geometry.ok()) return Prefixed(step.label, geometry.status());
+  step.x_blocked = ctx.GetInt("input_blocked") != 0;
+  // Anything the blocked kernels do not take stays with the kernel (its reference fallback).
+  if (!geometry->has_value() || !BlockedConvApplies(**geometry) || (!step.x_blocked && (*geometry)->group != 1)) {
+    return absl::OkStatus();
+  }
+  const Shape& y = ctx.output(0).shape();
+  if (y.num_elements() != ctx.input(0).shape().dim(0) * ChannelBlocks((*geometry)->out_channels) * kChannelBlock *
+                              (*geometry)->window.out_size() ||
+      (ctx.has_input(3) && ctx.input(3).shape() != y)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(step.label, ": the output ", y.ToString(), " or the residual does not fit the convolution"));
+  }
+  absl::StatusOr<PreparedBlockedConv> prepared = PrepareBlockedConv(**geometry, ctx.input(1).data<float>());
+  if (!prepared.ok()) return Prefixed(step.label, prepared.status());
+  step.activation = *activation;
+  step.blocked_conv = std::make_unique<PreparedBlockedConv>(*std::move(prepared));
+  BindPreparedOperands(e.steps[s], step);
+  ++num_prepared_convolutions_;
   return absl::OkStatus();
 }
 
@@ -611,6 +646,11 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::
       RunFunction(step);
     } else if (step.matmul_b != nullptr) {
       FusedMatMulForward(step.matmul_rows, step.x->data<float>(), *step.matmul_b,
+                         step.bias != nullptr ? step.bias->data<float>() : nullptr,
+                         step.residual != nullptr ? step.residual->data<float>() : nullptr, step.activation,
+                         step.y->data<float>(), step.context->parallel_for());
+    } else if (step.blocked_conv != nullptr) {
+      BlockedConvForward(*step.blocked_conv, step.x->shape().dim(0), step.x->data<float>(), step.x_blocked,
                          step.bias != nullptr ? step.bias->data<float>() : nullptr,
                          step.residual != nullptr ? step.residual->data<float>() : nullptr, step.activation,
                          step.y->data<float>(), step.context->parallel_for());

@@ -100,7 +100,7 @@ class CompiledProgram {
   // Steps the last Run ran while an all-reduce it issued was still in flight (0 without
   // overlap_collectives): how much of the program the communication could overlap.
   int64_t last_run_overlapped_steps() const { return last_run_overlapped_steps_; }
-  // How many Conv and FusedConv steps run on weights prepared at load time.
+  // How many Conv, FusedConv and BlockedConv steps run on weights prepared at load time.
   int num_prepared_convolutions() const { return num_prepared_convolutions_; }
   // How many FusedMatMul steps run on a constant B packed at load time.
   int num_prepared_matmuls() const { return num_prepared_matmuls_; }
@@ -118,6 +118,7 @@ class CompiledProgram {
   void RunFunction(Step& step);
   absl::Status PrepareFunctionStep(const Executable& executable, int s, Step& step);
   absl::Status PrepareConvolution(const Executable& executable, int s, Step& step);
+  absl::Status PrepareBlockedConvolution(const Executable& executable, int s, Step& step);
   void PrepareMatMul(const Executable& executable, int s, Step& step);
   void BindPreparedOperands(const ExecutableStep& es, Step& step);
   absl::Status BindFeeds(const std::vector<std::pair<std::string, Tensor>>& feeds);

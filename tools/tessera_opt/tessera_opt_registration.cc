@@ -5,6 +5,7 @@
 #include "compiler/lowering/fusion_outlining.h"
 #include "compiler/lowering/fusion_tiling.h"
 #include "compiler/transforms/algebraic_simplify.h"
+#include "compiler/transforms/activation_layout.h"
 #include "compiler/transforms/weight_layout.h"
 #include "compiler/transforms/constant_fold.h"
 #include "compiler/transforms/fold_batchnorm.h"
@@ -22,6 +23,7 @@ void RegisterTesseraPasses() {
   RegisterConstantFoldPass();
   RegisterAlgebraicSimplifyPass();
   RegisterWeightLayoutPass();
+  RegisterActivationLayoutPass();
   RegisterFoldBatchNormPass();
   RegisterFusionPasses();
   RegisterOutlineFusionsPass();

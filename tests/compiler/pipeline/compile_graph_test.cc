@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/executable/executable_file.h"
 #include "gmock/gmock.h"
@@ -24,6 +25,7 @@
 #include "graph/builder/ops.h"
 #include "graph/builder/optimizers.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/cpu_features.h"
 #include "runtime/compiled/compiled_program.h"
 #include "runtime/session.h"
 
@@ -168,6 +170,43 @@ TEST(CompileGraph, ConvBlockAgreesWithTheInterpreter) {
   EXPECT_EQ((*program)->num_prepared_convolutions(), 3);
   const Tensor image = Random({2, 3, 16, 16}, rng);
   ExpectClose(Interpret(graph, {{"image", image}}), RunCompiled(std::move(e), {{"image", image}}));
+}
+
+// A MobileNetV2-style inverted residual (24 -> 96 channels, depthwise 3x3, projection with
+// the shortcut) and a strided depthwise conv: on an AVX-512 host the convolutions run as
+// BlockedConv steps (tsr-activation-layout) on weights prepared at load; both layouts
+// agree with the interpreter at 1 and 2 threads.
+TEST(CompileGraph, BlockedLayoutAgreesWithTheInterpreter) {
+  SCOPED_TRACE(absl::StrCat("seed ", kSeed + 7));
+  std::mt19937 rng(kSeed + 7);
+  GraphBuilder b;
+  Output x = b.Input("image", DType::kF32, {kBatchDim, 24, 14, 14});
+  Output y =
+      ops::Conv(b, x, ops::Const(b, Random({96, 24, 1, 1}, rng)), ops::Const(b, Random({96}, rng)), {}, "expand");
+  y = ops::Clip(b, y, 0.0, 6.0, "relu6_expand");
+  y = ops::Conv(b, y, ops::Const(b, Random({96, 1, 3, 3}, rng)), ops::Const(b, Random({96}, rng)),
+                {.pads = {1, 1, 1, 1}, .group = 96}, "dw");
+  y = ops::Clip(b, y, 0.0, 6.0, "relu6_dw");
+  y = ops::Conv(b, y, ops::Const(b, Random({24, 96, 1, 1}, rng)), {}, "project");
+  y = ops::Add(b, x, y, "shortcut");
+  y = ops::Conv(b, y, ops::Const(b, Random({24, 1, 3, 3}, rng)), {.strides = {2, 2}, .pads = {1, 1, 1, 1}, .group = 24},
+                "dw_stride2");
+  b.MarkOutput("features", ops::GlobalAveragePool(b, y, "gap"));
+  const Graph graph = Finish(b);
+  const Tensor image = Random({2, 24, 14, 14}, rng);
+  const std::vector<Tensor> want = Interpret(graph, {{"image", image}});
+  for (bool blocked : {true, false}) {
+    SCOPED_TRACE(blocked ? "blocked layout" : "NCHW");
+    Executable e = CompileOk(graph, {.batch = 2, .blocked_layout = blocked});
+    const int64_t blocked_steps =
+        absl::c_count_if(e.steps, [](const ExecutableStep& s) { return s.name == "BlockedConv"; });
+    EXPECT_EQ(blocked_steps, blocked && ActiveCpuIsa() >= CpuIsa::kAvx512 ? 4 : 0);
+    absl::StatusOr<std::unique_ptr<CompiledProgram>> program = CompiledProgram::Load(e, {.threads = 1});
+    ASSERT_TRUE(program.ok()) << program.status();
+    EXPECT_EQ((*program)->num_prepared_convolutions(), 4);
+    ExpectClose(want, RunCompiled(e, {{"image", image}}));
+    ExpectClose(want, RunCompiled(std::move(e), {{"image", image}}, 2));
+  }
 }
 
 // Outputs that are an input, a constant, or the same value twice get copies of their own;

@@ -1,0 +1,123 @@
+// The f32 cpu kernels of the channel-blocked layout's ops (graph/ops/blocked_ops.cc):
+// BlockChannels and UnblockChannels through conv_blocked.h's conversions, BlockedConv
+// through its kernels on weights prepared per call (the compiled runtime prepares
+// constant weights once, at load: runtime/compiled/compiled_program.cc).
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/ops/conv_geometry.h"
+#include "graph/status_macros.h"
+#include "kernels/cpu/conv_blocked.h"
+#include "kernels/cpu/cpu_kernels.h"
+#include "kernels/cpu/fused_activation.h"
+#include "kernels/cpu/reference_fallback.h"
+#include "kernels/kernel.h"
+
+namespace tsr {
+
+namespace {
+
+// The product of dims [begin, end) of `s`.
+int64_t Product(const Shape& s, int begin, int end) {
+  int64_t p = 1;
+  for (int i = begin; i < end; ++i) p *= s.dim(i);
+  return p;
+}
+
+// The output's shape was inferred from the node: a mismatch is a corrupted program.
+absl::Status CheckElements(KernelContext& ctx, int64_t expected) {
+  if (ctx.output(0).num_elements() != expected) {
+    return ctx.Error(absl::StrCat("the output ", ctx.output(0).shape().ToString(), " does not hold the ", expected,
+                                  " elements the input gives"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BlockChannelsKernel(KernelContext& ctx) {
+  const Shape& x = ctx.input(0).shape();
+  if (x.rank() < 3) return RunReferenceKernel(ctx);  // the reference kernel names the problem
+  const int64_t pixels = Product(x, 2, x.rank());
+  TSR_RETURN_IF_ERROR(CheckElements(ctx, x.dim(0) * ChannelBlocks(x.dim(1)) * kChannelBlock * pixels));
+  BlockChannels(x.dim(0), x.dim(1), pixels, ctx.input(0).data<float>(), ctx.output(0).data<float>(),
+                ctx.parallel_for());
+  return absl::OkStatus();
+}
+
+absl::Status UnblockChannelsKernel(KernelContext& ctx) {
+  const Shape& x = ctx.input(0).shape();
+  const int64_t channels = ctx.GetInt("channels");
+  if (x.rank() < 4 || channels < 1 || x.dim(1) != ChannelBlocks(channels) || x.dim(x.rank() - 1) != kChannelBlock) {
+    return RunReferenceKernel(ctx);
+  }
+  const int64_t pixels = Product(x, 2, x.rank() - 1);
+  TSR_RETURN_IF_ERROR(CheckElements(ctx, x.dim(0) * channels * pixels));
+  UnblockChannels(x.dim(0), channels, pixels, ctx.input(0).data<float>(), ctx.output(0).data<float>(),
+                  ctx.parallel_for());
+  return absl::OkStatus();
+}
+
+absl::Status BlockedConvKernel(KernelContext& ctx) {
+  absl::StatusOr<FusedActivation> activation = ParseFusedActivation(ctx);
+  if (!activation.ok()) return ctx.Error(activation.status().message());
+  absl::StatusOr<std::optional<ConvGeometry>> geometry = NodeBlockedConvGeometry(ctx);
+  if (!geometry.ok()) return geometry.status();
+  const bool x_blocked = ctx.GetInt("input_blocked") != 0;
+  if (!geometry->has_value() || !BlockedConvApplies(**geometry) || (!x_blocked && (*geometry)->group != 1)) {
+    return RunReferenceKernel(ctx);
+  }
+  const ConvGeometry& g = **geometry;
+  const Shape& y = ctx.output(0).shape();
+  const int64_t batch = ctx.input(0).shape().dim(0);
+  if (y.num_elements() != batch * ChannelBlocks(g.out_channels) * kChannelBlock * g.window.out_size() ||
+      (ctx.has_input(3) && ctx.input(3).shape() != y)) {
+    return ctx.Error(absl::StrCat("the output ", y.ToString(), " or the residual does not fit the convolution"));
+  }
+  absl::StatusOr<PreparedBlockedConv> prepared = PrepareBlockedConv(g, ctx.input(1).data<float>());
+  if (!prepared.ok()) return ctx.Error(prepared.status().message());
+  BlockedConvForward(*prepared, batch, ctx.input(0).data<float>(), x_blocked,
+                     ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
+                     ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr, *activation, ctx.output(0).data<float>(),
+                     ctx.parallel_for());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::optional<ConvGeometry>> NodeBlockedConvGeometry(const KernelContext& ctx) {
+  const Shape& x = ctx.input(0).shape();
+  const Shape& w = ctx.input(1).shape();
+  const bool x_blocked = ctx.GetInt("input_blocked") != 0;
+  const int spatial_end = x.rank() - (x_blocked ? 1 : 0);
+  if (w.rank() < 3 || spatial_end < 3) {
+    return ctx.Error(absl::StrCat("input 0 ('X') ", x.ToString(), " and input 1 ('W') ", w.ToString(),
+                                  " are not a convolution's operands"));
+  }
+  const std::vector<int64_t> in_spatial(x.dims().begin() + 2, x.dims().begin() + spatial_end);
+  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
+  if (!spec.ok()) return ctx.Error(spec.status().message());
+  spec->kernel.assign(w.dims().begin() + 2, w.dims().end());
+  absl::StatusOr<WindowGeometry> window = ComputeWindowGeometry(in_spatial, *spec);
+  if (!window.ok()) return ctx.Error(window.status().message());
+  std::optional<Window3d> w3 = MakeWindow3d(in_spatial, *window);
+  if (!w3.has_value()) return std::nullopt;
+  ConvGeometry g;
+  g.window = *w3;
+  g.group = ctx.GetInt("group");
+  g.channels = w.dim(1) * g.group;
+  g.out_channels = w.dim(0);
+  if (x_blocked ? x.dim(1) != ChannelBlocks(g.channels) : x.dim(1) != g.channels) {
+    return ctx.Error(absl::StrCat("input 0 ('X') ", x.ToString(), " does not hold the ", g.channels,
+                                  " channels the weights ", w.ToString(), " and group ", g.group, " take"));
+  }
+  return g;
+}
+
+absl::Status RegisterCpuBlockedKernels(KernelRegistry& registry) {
+  TSR_RETURN_IF_ERROR(registry.Register("BlockChannels", kCpuDevice, DType::kF32, BlockChannelsKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("UnblockChannels", kCpuDevice, DType::kF32, UnblockChannelsKernel));
+  return registry.Register("BlockedConv", kCpuDevice, DType::kF32, BlockedConvKernel);
+}
+
+}  // namespace tsr

@@ -1,0 +1,265 @@
+// The channel-blocked direct convolution (group 1; conv_blocked_kernels.h): the weight
+// packing, the choice of register blocking, the thread split, and the portable
+// fallback of the AVX-512 row kernel (conv_blocked_direct_avx512.cc).
+//
+// Packed weights: [out block][in block][kh][kw][in lane 16][out lane 16], zeros past the
+// channel counts, so that one tap's sixteen input channels are sixteen consecutive
+// output-lane vectors.
+//
+// Every output element is bias + its taps in (input block, kh, kw, input channel)
+// order, one fused multiply-add each, skipping taps in the padding, then + residual
+// (one add), then the activation: the AVX-512 kernel's strips of any width, its edge
+// strips and the fallback compute the same floats, whatever the thread split.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/conv_blocked.h"
+#include "kernels/cpu/conv_blocked_direct_row.h"
+#include "kernels/cpu/conv_blocked_kernels.h"
+#include "kernels/cpu/cpu_features.h"
+
+namespace tsr {
+
+namespace {
+
+constexpr int64_t kLanes = kChannelBlock;
+constexpr int64_t kTapFloats = kLanes * kLanes;
+
+// A register blocking: the output blocks a strip holds and its widest width.
+struct RegisterBlocking {
+  int64_t out_blocks;
+  int64_t max_width;
+};
+
+// The blocking that keeps the most accumulators busy on rows of `width` pixels with
+// `out_blocks` output blocks in all: strips and groups are balanced, so a row of 7
+// with 8-wide strips uses 7 of them, and 5 output blocks in groups of 4 use 2.5 of
+// 4 on average. One output block at a time (each broadcast feeding one FMA) only when
+// there is one; ties go to the wider strips (fewer strips, less overhead per FMA).
+RegisterBlocking ChooseBlocking(int64_t width, int64_t out_blocks) {
+  if (out_blocks == 1) return {1, kBlockedDirectMaxWidth[1]};
+  RegisterBlocking best{2, kBlockedDirectMaxWidth[2]};
+  double best_score = -1;
+  for (int64_t b = 2; b <= 4; ++b) {
+    const int64_t max_width = kBlockedDirectMaxWidth[b];
+    const int64_t strips = (width + max_width - 1) / max_width;
+    const int64_t groups = (out_blocks + b - 1) / b;
+    const double used = static_cast<double>(width) / strips * static_cast<double>(out_blocks) / groups;
+    if (used > best_score + 1e-9) {
+      best_score = used;
+      best = {b, max_width};
+    }
+  }
+  return best;
+}
+
+// The fallback of BlockedDirectRowAvx512: the same sums, one output at a time. std::fma
+// keeps each term fused as the vector kernel's (in generic x86-64 code a libm call:
+// this path is for correctness on CPUs without AVX-512, not for speed).
+void BlockedDirectRowPortable(const BlockedDirectRow& r) {
+  float acc[kLanes];
+  for (int64_t o = 0; o < r.out_blocks; ++o) {
+    const int64_t lanes = o + 1 == r.out_blocks ? r.last_block_lanes : kLanes;
+    for (int64_t ow = r.ow_begin; ow < r.ow_end; ++ow) {
+      for (int64_t l = 0; l < kLanes; ++l) acc[l] = r.bias != nullptr ? r.bias[o * kLanes + l] : 0.0f;
+      const int64_t col0 = ow * r.stride_w - r.pad_left;
+      const int64_t kw_begin = std::max<int64_t>(0, -col0);
+      const int64_t kw_end = std::min(r.kernel_w, r.in_w - col0);
+      for (int64_t b = 0; b < r.in_blocks; ++b) {
+        const int64_t channels = b + 1 == r.in_blocks ? r.last_block_channels : kLanes;
+        const float* wb = r.weights + o * r.weight_block_stride + b * r.kernel_h * r.kernel_w * kTapFloats;
+        for (int64_t kh = r.kh_begin; kh < r.kh_end; ++kh) {
+          const float* x_row = r.x + b * r.block_stride + (r.in_row0 + kh) * r.row_stride;
+          for (int64_t kw = kw_begin; kw < kw_end; ++kw) {
+            const float* xp = x_row + (col0 + kw) * r.pixel_stride;
+            const float* wp = wb + (kh * r.kernel_w + kw) * kTapFloats;
+            for (int64_t i = 0; i < channels; ++i) {
+              const float v = xp[i * r.channel_stride];
+              for (int64_t l = 0; l < kLanes; ++l) acc[l] = std::fma(wp[i * kLanes + l], v, acc[l]);
+            }
+          }
+        }
+      }
+      float* y = r.y + o * r.y_block_stride + ow * kLanes;
+      const float* z = r.residual != nullptr ? r.residual + o * r.y_block_stride + ow * kLanes : nullptr;
+      for (int64_t l = 0; l < kLanes; ++l) y[l] = l < lanes ? (z != nullptr ? acc[l] + z[l] : acc[l]) : 0.0f;
+    }
+  }
+}
+
+// Whether act(0) may differ from 0, so that the padding lanes need zeroing again.
+bool ActivationMovesZero(const FusedActivation& act) {
+  switch (act.kind) {
+    case FusedActivationKind::kNone:
+    case FusedActivationKind::kRelu:
+    case FusedActivationKind::kLeakyRelu:
+    case FusedActivationKind::kTanh:
+    case FusedActivationKind::kGelu:
+      return false;
+    case FusedActivationKind::kClip:
+      return act.min > 0.0f || act.max < 0.0f;
+    case FusedActivationKind::kSigmoid:
+      return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+int64_t BlockedDirectWeightFloats(const ConvGeometry& g) {
+  return ChannelBlocks(g.out_channels) * ChannelBlocks(g.channels) * g.window.kernel[1] * g.window.kernel[2] *
+         kTapFloats;
+}
+
+void PackBlockedDirectWeights(const ConvGeometry& g, const float* weights, float* packed) {
+  const int64_t in_blocks = ChannelBlocks(g.channels);
+  const int64_t kh_n = g.window.kernel[1], kw_n = g.window.kernel[2], taps = kh_n * kw_n;
+  std::memset(packed, 0, static_cast<size_t>(BlockedDirectWeightFloats(g)) * sizeof(float));
+  for (int64_t m = 0; m < g.out_channels; ++m) {
+    for (int64_t c = 0; c < g.channels; ++c) {
+      const float* src = weights + (m * g.channels + c) * taps;
+      float* dst =
+          packed + ((m / kLanes) * in_blocks + c / kLanes) * taps * kTapFloats + (c % kLanes) * kLanes + m % kLanes;
+      for (int64_t t = 0; t < taps; ++t) dst[t * kTapFloats] = src[t];
+    }
+  }
+}
+
+void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch, const float* x, bool x_blocked,
+                       const float* bias, const float* residual, const FusedActivation& activation, float* y,
+                       const ParallelForFn& parallel_for) {
+  const Window3d& w = g.window;
+  const int64_t in_h = w.in[1], in_w = w.in[2], out_h = w.out[1], out_w = w.out[2];
+  const int64_t kernel_h = w.kernel[1], kernel_w = w.kernel[2];
+  const int64_t in_blocks = ChannelBlocks(g.channels), out_blocks = ChannelBlocks(g.out_channels);
+  const int64_t in_pixels = in_h * in_w, out_pixels = out_h * out_w;
+
+  // A 1x1 convolution with stride 1 and no padding reads pixel p for output pixel p:
+  // the image is one long row, cut into rows of `row_w` so that each row's output is
+  // still in cache for the epilogue and the rows split over threads.
+  const bool pointwise = kernel_h == 1 && kernel_w == 1 && w.stride[1] == 1 && w.stride[2] == 1 &&
+                         w.pad_begin[1] == 0 && w.pad_begin[2] == 0 && out_h == in_h && out_w == in_w;
+
+  // Input strides (floats) for blocked [blocks][h][w][16] or plain [channels][h][w].
+  const int64_t channel_stride = x_blocked ? 1 : in_pixels;
+  const int64_t pixel_stride = x_blocked ? kLanes : 1;
+  const int64_t block_stride = kLanes * in_pixels;
+  const int64_t image_stride = x_blocked ? in_blocks * kLanes * in_pixels : g.channels * in_pixels;
+
+  RegisterBlocking blocking = ChooseBlocking(pointwise ? std::min<int64_t>(out_pixels, 4096) : out_w, out_blocks);
+  int64_t row_w = out_w, rows = out_h;
+  if (pointwise) {
+    // Rows of whole strips, about 224 pixels (a 14 KiB output block per row).
+    row_w = std::min(out_pixels, std::max<int64_t>(1, 224 / blocking.max_width) * blocking.max_width);
+    rows = (out_pixels + row_w - 1) / row_w;
+  }
+  const int64_t groups = (out_blocks + blocking.out_blocks - 1) / blocking.out_blocks;
+
+  // Each work item is one row of one image for one group of output blocks; with few
+  // of them (small images, few output blocks), rows are cut into segments, so that
+  // two threads get even shares.
+  constexpr int64_t kMinItems = 16;
+  int64_t segments = 1;
+  const int64_t row_items = batch * groups * rows;
+  if (row_items < kMinItems) {
+    segments = std::min((kMinItems + row_items - 1) / row_items, std::max<int64_t>(1, row_w / blocking.max_width));
+  }
+  const int64_t items = row_items * segments;
+  // Consecutive items (one thread's share) run the rows of one group, reusing its
+  // weights, when those outweigh the image; else the groups of one row, reusing it.
+  const bool groups_outer = BlockedDirectWeightFloats(g) > image_stride;
+  const int64_t item_cost =
+      (row_w / segments) * blocking.out_blocks * kLanes * in_blocks * kLanes * kernel_h * kernel_w;
+
+  // The bias in whole blocks, zeros past out_channels.
+  std::vector<float> bias_lanes;
+  if (bias != nullptr) {
+    bias_lanes.assign(static_cast<size_t>(out_blocks * kLanes), 0.0f);
+    std::copy(bias, bias + g.out_channels, bias_lanes.begin());
+  }
+  const int64_t last_lanes = g.out_channels - (out_blocks - 1) * kLanes;
+  const int64_t weight_block_stride = in_blocks * kernel_h * kernel_w * kTapFloats;
+  const int64_t y_block_stride = out_pixels * kLanes;
+  const CpuIsa isa = ActiveCpuIsa();
+  const bool zero_lanes_after_activation = last_lanes < kLanes && ActivationMovesZero(activation);
+
+  RunParallelFor(parallel_for, items, item_cost, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t segment = u % segments, n = u / (segments * rows * groups);
+      const int64_t outer = (u / segments) % (rows * groups);
+      const int64_t row = groups_outer ? outer % rows : outer / groups;
+      const int64_t group = groups_outer ? outer / rows : outer % groups;
+      const int64_t ob0 = group * blocking.out_blocks;
+      const int64_t ob_count = std::min(blocking.out_blocks, out_blocks - ob0);
+
+      BlockedDirectRow r;
+      r.channel_stride = channel_stride;
+      r.pixel_stride = pixel_stride;
+      r.block_stride = block_stride;
+      r.in_blocks = in_blocks;
+      r.last_block_channels = g.channels - (in_blocks - 1) * kLanes;
+      r.weights = packed + ob0 * weight_block_stride;
+      r.weight_block_stride = weight_block_stride;
+      r.bias = bias != nullptr ? bias_lanes.data() + ob0 * kLanes : nullptr;
+      r.y_block_stride = y_block_stride;
+      r.out_blocks = ob_count;
+      r.last_block_lanes = ob0 + ob_count == out_blocks ? last_lanes : kLanes;
+      r.max_width = blocking.max_width;
+      int64_t y_offset = (n * out_blocks + ob0) * y_block_stride;
+      const float* x_image = x + n * image_stride;
+      int64_t width;
+      if (pointwise) {
+        // Row `row` of the flattened image: pixels [row * row_w, ...) as columns.
+        const int64_t p0 = row * row_w;
+        width = std::min(row_w, out_pixels - p0);
+        r.x = x_image + p0 * pixel_stride;
+        r.row_stride = 0;
+        r.in_row0 = 0;
+        r.in_w = width;
+        r.kernel_h = r.kernel_w = 1;
+        r.kh_begin = 0;
+        r.kh_end = 1;
+        r.stride_w = 1;
+        r.pad_left = 0;
+        y_offset += p0 * kLanes;
+      } else {
+        width = out_w;
+        r.x = x_image;
+        r.row_stride = in_w * pixel_stride;
+        r.in_row0 = row * w.stride[1] - w.pad_begin[1];
+        r.in_w = in_w;
+        r.kernel_h = kernel_h;
+        r.kernel_w = kernel_w;
+        w.ValidTaps(1, row, r.kh_begin, r.kh_end);
+        r.stride_w = w.stride[2];
+        r.pad_left = w.pad_begin[2];
+        y_offset += row * out_w * kLanes;
+      }
+      r.y = y + y_offset;
+      r.residual = residual != nullptr ? residual + y_offset : nullptr;
+      r.ow_begin = width * segment / segments;
+      r.ow_end = width * (segment + 1) / segments;
+      if (isa >= CpuIsa::kAvx512) {
+        BlockedDirectRowAvx512(r);
+      } else {
+        BlockedDirectRowPortable(r);
+      }
+      if (activation.kind == FusedActivationKind::kNone) continue;
+      const int64_t floats = (r.ow_end - r.ow_begin) * kLanes;
+      for (int64_t o = 0; o < ob_count; ++o) {
+        float* run = r.y + o * y_block_stride + r.ow_begin * kLanes;
+        ApplyFusedEpilogue(activation, nullptr, run, floats, isa);
+        if (zero_lanes_after_activation && ob0 + o + 1 == out_blocks) {
+          for (int64_t p = 0; p < r.ow_end - r.ow_begin; ++p) {
+            std::fill(run + p * kLanes + last_lanes, run + (p + 1) * kLanes, 0.0f);
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace tsr

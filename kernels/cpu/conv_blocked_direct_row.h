@@ -1,0 +1,56 @@
+// The register-blocked inner kernel of the channel-blocked direct convolution
+// (conv_blocked_direct.cc), one entry point per ISA (conv_blocked_direct_avx512.cc).
+// Kept apart from conv_blocked_kernels.h so the ISA file includes nothing with inline
+// functions or templates.
+#ifndef TESSERA_KERNELS_CPU_CONV_BLOCKED_DIRECT_ROW_H_
+#define TESSERA_KERNELS_CPU_CONV_BLOCKED_DIRECT_ROW_H_
+
+#include <cstdint>
+
+namespace tsr {
+
+// The widest strip of output pixels the AVX-512 kernel holds in registers for
+// `out_blocks` (1 to 4) output blocks at once: out_blocks * width accumulators plus
+// out_blocks weight vectors and a broadcast fit the 32 vector registers.
+inline constexpr int64_t kBlockedDirectMaxWidth[5] = {0, 28, 12, 8, 6};
+
+// Output pixels [ow_begin, ow_end) of one output row, for `out_blocks` consecutive
+// output channel blocks. Input element (block b, channel i of the block, input row
+// ih, input column iw) lies at
+//   x[b * block_stride + i * channel_stride + ih * row_stride + iw * pixel_stride];
+// packed weights (block o of the row's, input block b, tap kh, kw, channel i, lane l) at
+//   weights[o * weight_block_stride + ((b * kernel_h + kh) * kernel_w + kw) * 256 + i * 16 + l]
+// (64-byte aligned); output (block o, column ow, lane l) at y[o * y_block_stride + ow * 16 + l].
+// Every output is
+//   bias[o * 16 + l] (0 when bias is null)
+//   + sum over b < in_blocks, kh in [kh_begin, kh_end), kw < kernel_w with
+//     iw = ow * stride_w - pad_left + kw in [0, in_w), i < channels of block b
+//     (16, or last_block_channels for the last), in that order, of weight * input
+//     (each term one fused multiply-add)
+//   + residual (same offsets as y; null: none),
+// the lanes l >= last_block_lanes of block out_blocks - 1 written as zeros. The input
+// row of kernel row kh is in_row0 + kh; the caller's kh range keeps it inside the
+// input. residual may be y itself: each element is read before it is written.
+struct BlockedDirectRow {
+  const float* x;
+  int64_t channel_stride, pixel_stride, row_stride, block_stride;
+  int64_t in_blocks, last_block_channels;
+  int64_t in_row0, in_w;
+  int64_t kernel_h, kernel_w, kh_begin, kh_end, stride_w, pad_left;
+  const float* weights;
+  int64_t weight_block_stride;
+  const float* bias;
+  const float* residual;
+  float* y;
+  int64_t y_block_stride;
+  int64_t out_blocks, last_block_lanes;
+  int64_t ow_begin, ow_end;
+  // Strips of at most this many pixels (<= kBlockedDirectMaxWidth[out_blocks]).
+  int64_t max_width;
+};
+
+void BlockedDirectRowAvx512(const BlockedDirectRow& r);
+
+}  // namespace tsr
+
+#endif  // TESSERA_KERNELS_CPU_CONV_BLOCKED_DIRECT_ROW_H_

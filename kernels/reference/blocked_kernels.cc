@@ -1,0 +1,142 @@
+// Reference kernels of the channel-blocked layout's ops (graph/ops/blocked_ops.cc), f32
+// and f64: BlockChannels and UnblockChannels as plain index loops, and BlockedConv as
+// literally its definition -- X and Z unblocked, the reference FusedConv kernel, the
+// result blocked -- so its oracle is FusedConv's.
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "graph/op_registry.h"
+#include "graph/status_macros.h"
+#include "graph/tensor.h"
+#include "kernels/kernel.h"
+#include "kernels/register_kernels.h"
+
+namespace tsr {
+
+namespace {
+
+constexpr int64_t kBlock = 16;
+constexpr DType kBlockedDTypes[] = {DType::kF32, DType::kF64};
+
+int64_t Blocks(int64_t channels) { return (channels + kBlock - 1) / kBlock; }
+
+// Pixels per channel: the product of the plain shape's spatial dimensions.
+int64_t Pixels(const Shape& plain) {
+  int64_t p = 1;
+  for (int i = 2; i < plain.rank(); ++i) p *= plain.dim(i);
+  return p;
+}
+
+// Copies between a plain [N, C, P] and a blocked [N, ceil(C/16), P, 16] tensor, element
+// by element (`to_blocked` picks the direction); the blocked lanes past C get zeros.
+void Convert(const Tensor& from, Tensor& to, const Shape& plain, bool to_blocked) {
+  const int64_t n = plain.dim(0), c = plain.dim(1), pixels = Pixels(plain), size = DTypeSize(from.dtype());
+  const auto* src = static_cast<const char*>(from.raw_data());
+  auto* dst = static_cast<char*>(to.raw_data());
+  if (to_blocked) std::memset(dst, 0, static_cast<size_t>(to.num_bytes()));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t p = 0; p < pixels; ++p) {
+        const int64_t plain_index = (i * c + ch) * pixels + p;
+        const int64_t blocked_index = ((i * Blocks(c) + ch / kBlock) * pixels + p) * kBlock + ch % kBlock;
+        const int64_t s = to_blocked ? plain_index : blocked_index, d = to_blocked ? blocked_index : plain_index;
+        std::memcpy(dst + d * size, src + s * size, static_cast<size_t>(size));
+      }
+    }
+  }
+}
+
+// The plain shape of a blocked one holding `channels` channels.
+Shape PlainOf(const Shape& blocked, int64_t channels) {
+  Shape plain{blocked.dim(0), channels};
+  for (int d = 2; d + 1 < blocked.rank(); ++d) plain.AddDim(blocked.dim(d));
+  return plain;
+}
+
+absl::Status CheckOutput(KernelContext& ctx, const Shape& expected) {
+  if (ctx.output(0).shape() != expected) {
+    return ctx.Error(
+        absl::StrCat("the output is ", ctx.output(0).shape().ToString(), " but the input gives ", expected.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BlockChannelsKernel(KernelContext& ctx) {
+  const Shape& plain = ctx.input(0).shape();
+  Shape blocked{plain.dim(0), Blocks(plain.dim(1))};
+  for (int i = 2; i < plain.rank(); ++i) blocked.AddDim(plain.dim(i));
+  blocked.AddDim(kBlock);
+  TSR_RETURN_IF_ERROR(CheckOutput(ctx, blocked));
+  Convert(ctx.input(0), ctx.output(0), plain, /*to_blocked=*/true);
+  return absl::OkStatus();
+}
+
+absl::Status UnblockChannelsKernel(KernelContext& ctx) {
+  const Shape& blocked = ctx.input(0).shape();
+  const int64_t channels = ctx.GetInt("channels");
+  if (blocked.rank() < 4 || blocked.dim(1) != Blocks(channels) || blocked.dim(blocked.rank() - 1) != kBlock) {
+    return ctx.Error(absl::StrCat("input 0 ('X') is ", blocked.ToString(), " but not a blocked activation of ",
+                                  channels, " channels"));
+  }
+  const Shape plain = PlainOf(blocked, channels);
+  TSR_RETURN_IF_ERROR(CheckOutput(ctx, plain));
+  Convert(ctx.input(0), ctx.output(0), plain, /*to_blocked=*/false);
+  return absl::OkStatus();
+}
+
+absl::Status BlockedConvKernel(const KernelRegistry& kernels, KernelContext& ctx) {
+  const Shape& w = ctx.input(1).shape();
+  if (w.rank() < 3) return ctx.Error(absl::StrCat("input 1 ('W') is ", w.ToString(), ", not [M, C/group, kernel...]"));
+  const int64_t channels = w.dim(1) * ctx.GetInt("group"), out_channels = w.dim(0);
+  const DType dtype = ctx.input(0).dtype();
+  const auto unblocked = [&](int i) -> absl::StatusOr<Tensor> {
+    const Shape& blocked = ctx.input(i).shape();
+    const int64_t c = i == 0 ? channels : out_channels;
+    if (blocked.rank() < 4 || blocked.dim(1) != Blocks(c) || blocked.dim(blocked.rank() - 1) != kBlock) {
+      return ctx.Error(
+          absl::StrCat("input ", i, " is ", blocked.ToString(), " but not a blocked activation of ", c, " channels"));
+    }
+    Tensor plain(dtype, PlainOf(blocked, c));
+    Convert(ctx.input(i), plain, plain.shape(), /*to_blocked=*/false);
+    return plain;
+  };
+  Tensor x = ctx.input(0);
+  if (ctx.GetInt("input_blocked") != 0) {
+    TSR_ASSIGN_OR_RETURN(x, unblocked(0));
+  }
+  std::optional<Tensor> z;
+  if (ctx.has_input(3)) {
+    TSR_ASSIGN_OR_RETURN(z, unblocked(3));
+  }
+  const Shape& y_blocked = ctx.output(0).shape();
+  Tensor y(dtype, PlainOf(y_blocked, out_channels));
+
+  absl::StatusOr<const OpDef*> def = OpRegistry::Global().Lookup("FusedConv");
+  if (!def.ok()) return ctx.Error(def.status().message());
+  absl::StatusOr<const KernelFn*> fn = kernels.Lookup("FusedConv", kReferenceDevice, dtype);
+  if (!fn.ok()) return ctx.Error(fn.status().message());
+  AttrMap attrs = ctx.attrs();
+  attrs.erase("input_blocked");
+  KernelContext step(**def, ctx.node_name(), attrs,
+                     {&x, &ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr, z ? &*z : nullptr}, {&y});
+  TSR_RETURN_IF_ERROR((**fn)(step));
+  Convert(y, ctx.output(0), y.shape(), /*to_blocked=*/true);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status RegisterReferenceBlockedKernels(KernelRegistry& registry) {
+  TSR_RETURN_IF_ERROR(registry.Register("BlockChannels", kReferenceDevice, kBlockedDTypes, BlockChannelsKernel));
+  TSR_RETURN_IF_ERROR(registry.Register("UnblockChannels", kReferenceDevice, kBlockedDTypes, UnblockChannelsKernel));
+  // The FusedConv step runs the reference kernel registered here at the time it runs.
+  const KernelRegistry* kernels = &registry;
+  return registry.Register("BlockedConv", kReferenceDevice, kBlockedDTypes,
+                           [kernels](KernelContext& ctx) { return BlockedConvKernel(*kernels, ctx); });
+}
+
+}  // namespace tsr

@@ -1,0 +1,399 @@
+// Tests of the channel-blocked direct convolution (group 1; kernels/cpu/conv_blocked.h,
+// conv_blocked_direct*.cc) against the reference FusedConv on the plain NCHW tensors,
+// at every ISA level: random shapes (channels 1 to 64, output channels 1 to 40, sizes
+// 1 to 30, square and not, kernels 1x1 to 7x7 and 1x3, strides 1 to 3, asymmetric pads,
+// 1-D, plain or blocked input, bias, residual (also in place), activations), ResNet-18's
+// and MobileNetV2's layer shapes; that the padding lanes of the output are zeros even
+// when the inputs' padding lanes hold NaNs; that a split over threads changes no bit;
+// and that the AVX-512 kernel and the portable fallback compute the same floats.
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "graph/attribute.h"
+#include "graph/tensor.h"
+#include "gtest/gtest.h"
+#include "kernels/cpu/conv_blocked.h"
+#include "kernels/cpu/conv_prepared.h"
+#include "kernels/cpu/conv_window.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/fused_activation.h"
+#include "kernels/kernel.h"
+#include "kernels/run_op.h"
+#include "tests/kernels/cpu/cpu_test_util.h"
+
+namespace tsr {
+namespace {
+
+using testing::CpuIsaTest;
+using testing::ExpectSameTensor;
+using testing::RandomF32;
+using testing::ThreadedParallelFor;
+
+// f32 sums of up to 64 * 49 terms, in another order than the reference's.
+constexpr double kTolerance = 1e-4;
+
+struct DirectCase {
+  int64_t n = 1, c = 1, m = 1;
+  std::vector<int64_t> in;      // spatial sizes: {h, w} or {w} (1-D)
+  std::vector<int64_t> kernel;  // same rank
+  std::vector<int64_t> strides;
+  std::vector<int64_t> pads;  // begins then ends
+  bool x_blocked = true;
+  bool bias = true;
+  bool residual = false;
+  bool in_place = false;  // residual == y
+  std::string act = "None";
+  float clip_min = 0.0f, clip_max = 6.0f;
+};
+
+std::string Describe(const DirectCase& c) {
+  return absl::StrCat("n=", c.n, " c=", c.c, " m=", c.m, " in=[", absl::StrJoin(c.in, ","), "] kernel=[",
+                      absl::StrJoin(c.kernel, ","), "] strides=[", absl::StrJoin(c.strides, ","), "] pads=[",
+                      absl::StrJoin(c.pads, ","), "] x_blocked=", c.x_blocked, " bias=", c.bias,
+                      " residual=", c.residual, " in_place=", c.in_place, " act=", c.act,
+                      c.act == "Clip" ? absl::StrCat("(", c.clip_min, ",", c.clip_max, ")") : "");
+}
+
+// The output size of spatial dimension d, or < 1 when the window does not fit.
+int64_t OutSize(const DirectCase& c, size_t d) {
+  const size_t rank = c.in.size();
+  const int64_t span = c.in[d] + c.pads[d] + c.pads[rank + d] - c.kernel[d];
+  return span < 0 ? 0 : span / c.strides[d] + 1;
+}
+
+ConvGeometry GeometryOf(const DirectCase& c) {
+  ConvGeometry g;
+  const int rank = static_cast<int>(c.in.size());
+  for (int d = 0; d < 3; ++d) {
+    const int i = d - (3 - rank);
+    g.window.in[d] = i < 0 ? 1 : c.in[i];
+    g.window.out[d] = i < 0 ? 1 : OutSize(c, i);
+    g.window.kernel[d] = i < 0 ? 1 : c.kernel[i];
+    g.window.stride[d] = i < 0 ? 1 : c.strides[i];
+    g.window.dilation[d] = 1;
+    g.window.pad_begin[d] = i < 0 ? 0 : c.pads[i];
+    g.window.pad_end[d] = i < 0 ? 0 : c.pads[rank + i];
+  }
+  g.channels = c.c;
+  g.out_channels = c.m;
+  g.group = 1;
+  return g;
+}
+
+FusedActivation ActivationOf(const DirectCase& c) {
+  FusedActivation act;
+  if (c.act == "Relu") act.kind = FusedActivationKind::kRelu;
+  if (c.act == "Sigmoid") act.kind = FusedActivationKind::kSigmoid;
+  if (c.act == "Clip") {
+    act.kind = FusedActivationKind::kClip;
+    act.min = c.clip_min;
+    act.max = c.clip_max;
+  }
+  return act;
+}
+
+// The case's random operands, plain NCHW.
+struct Operands {
+  Tensor x, w;
+  std::optional<Tensor> bias, residual;
+};
+
+Operands MakeOperands(const DirectCase& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int64_t> x_dims = {c.n, c.c}, w_dims = {c.m, c.c}, y_dims = {c.n, c.m};
+  x_dims.insert(x_dims.end(), c.in.begin(), c.in.end());
+  w_dims.insert(w_dims.end(), c.kernel.begin(), c.kernel.end());
+  for (size_t d = 0; d < c.in.size(); ++d) y_dims.push_back(OutSize(c, d));
+  Operands ops{RandomF32(rng, Shape(x_dims)), RandomF32(rng, Shape(w_dims)), std::nullopt, std::nullopt};
+  if (c.bias) ops.bias = RandomF32(rng, Shape({c.m}));
+  if (c.residual) ops.residual = RandomF32(rng, Shape(y_dims), -2.0f, 2.0f);
+  return ops;
+}
+
+// The reference FusedConv on the plain tensors.
+Tensor Reference(const DirectCase& c, const Operands& ops) {
+  AttrMap attrs{{"group", AttrValue::Int(1)},
+                {"strides", AttrValue::Ints(c.strides)},
+                {"pads", AttrValue::Ints(c.pads)},
+                {"activation", AttrValue::String(c.act)}};
+  if (c.act == "Clip") {
+    attrs["min"] = AttrValue::Float(c.clip_min);
+    attrs["max"] = AttrValue::Float(c.clip_max);
+  }
+  RunOpOptions reference;
+  reference.device = kReferenceDevice;
+  absl::StatusOr<std::vector<Tensor>> y = RunOp("FusedConv", {ops.x, ops.w, ops.bias, ops.residual}, attrs, reference);
+  EXPECT_TRUE(y.ok()) << y.status();
+  return y.ok() ? (*y)[0] : Tensor();
+}
+
+// Blocks `plain` ([n, channels, pixels]) and puts NaN into the padding lanes, which the
+// kernel must neither read (x) nor let through (residual).
+std::vector<float> BlockWithNanPadding(int64_t n, int64_t channels, int64_t pixels, const float* plain) {
+  std::vector<float> blocked(static_cast<size_t>(n * ChannelBlocks(channels) * kChannelBlock * pixels));
+  BlockChannels(n, channels, pixels, plain, blocked.data());
+  const int64_t blocks = ChannelBlocks(channels), lanes = channels - (blocks - 1) * kChannelBlock;
+  for (int64_t i = 0; i < n; ++i) {
+    float* last = blocked.data() + ((i * blocks + blocks - 1) * pixels) * kChannelBlock;
+    for (int64_t p = 0; p < pixels; ++p) {
+      for (int64_t l = lanes; l < kChannelBlock; ++l) last[p * kChannelBlock + l] = std::nanf("");
+    }
+  }
+  return blocked;
+}
+
+// BlockedConvForward on the case's operands: the blocked output (with its padding lanes).
+std::vector<float> RunBlocked(const DirectCase& c, const Operands& ops, const PreparedBlockedConv& prepared,
+                              const ParallelForFn& parallel_for) {
+  const ConvGeometry& g = prepared.geometry();
+  const int64_t in_pixels = g.window.in_size(), out_pixels = g.window.out_size();
+  const std::vector<float> x = c.x_blocked ? BlockWithNanPadding(c.n, c.c, in_pixels, ops.x.data<float>())
+                                           : std::vector<float>(ops.x.flat<float>().begin(), ops.x.flat<float>().end());
+  const size_t y_floats = static_cast<size_t>(c.n * ChannelBlocks(c.m) * kChannelBlock * out_pixels);
+  std::vector<float> y(y_floats, std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> residual;
+  const float* z = nullptr;
+  if (c.residual) {
+    residual = BlockWithNanPadding(c.n, c.m, out_pixels, ops.residual->data<float>());
+    if (c.in_place) {
+      y = residual;
+      z = y.data();
+    } else {
+      z = residual.data();
+    }
+  }
+  BlockedConvForward(prepared, c.n, x.data(), c.x_blocked, c.bias ? ops.bias->data<float>() : nullptr, z,
+                     ActivationOf(c), y.data(), parallel_for);
+  return y;
+}
+
+void ExpectBitwiseEqual(const std::vector<float>& got, const std::vector<float>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
+        << what << ": element " << i << " is " << got[i] << ", want " << want[i];
+  }
+}
+
+// The blocked kernel against the reference, inline and over 3 threads (bit for bit the
+// same), with zeros in the output's padding lanes.
+void CheckDirect(const DirectCase& c, uint32_t seed) {
+  SCOPED_TRACE(absl::StrCat("seed=", seed, " ", Describe(c), " isa=", CpuIsaName(ActiveCpuIsa())));
+  const ConvGeometry g = GeometryOf(c);
+  ASSERT_TRUE(BlockedConvApplies(g));
+  const Operands ops = MakeOperands(c, seed);
+  const Tensor want = Reference(c, ops);
+  absl::StatusOr<PreparedBlockedConv> prepared = PrepareBlockedConv(g, ops.w.data<float>());
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  EXPECT_FALSE(prepared->depthwise());
+
+  const std::vector<float> y = RunBlocked(c, ops, *prepared, nullptr);
+  const int64_t out_pixels = g.window.out_size(), blocks = ChannelBlocks(c.m);
+  const int64_t lanes = c.m - (blocks - 1) * kChannelBlock;
+  for (int64_t i = 0; i < c.n; ++i) {
+    const float* last = y.data() + ((i * blocks + blocks - 1) * out_pixels) * kChannelBlock;
+    for (int64_t p = 0; p < out_pixels; ++p) {
+      for (int64_t l = lanes; l < kChannelBlock; ++l) {
+        ASSERT_EQ(std::memcmp(&last[p * kChannelBlock + l], "\0\0\0\0", sizeof(float)), 0)
+            << "padding lane " << l << " of pixel " << p << " of image " << i << " is " << last[p * kChannelBlock + l];
+      }
+    }
+  }
+  Tensor got(DType::kF32, want.shape());
+  UnblockChannels(c.n, c.m, out_pixels, y.data(), got.data<float>());
+  ExpectSameTensor(got, want, kTolerance, "blocked direct conv vs reference FusedConv");
+
+  const std::vector<float> threaded = RunBlocked(c, ops, *prepared, ThreadedParallelFor(3));
+  ExpectBitwiseEqual(threaded, y, "3 threads vs inline");
+}
+
+DirectCase Square(int64_t c, int64_t m, int64_t size, int64_t kernel, int64_t stride, int64_t pad) {
+  return {.c = c,
+          .m = m,
+          .in = {size, size},
+          .kernel = {kernel, kernel},
+          .strides = {stride, stride},
+          .pads = {pad, pad, pad, pad}};
+}
+
+class ConvBlockedDirectTest : public CpuIsaTest {};
+
+TEST_P(ConvBlockedDirectTest, SmallShapes) {
+  CheckDirect(Square(16, 16, 5, 3, 1, 1), 1);
+  CheckDirect(Square(3, 5, 7, 3, 2, 1), 2);
+  CheckDirect(Square(17, 24, 9, 1, 1, 0), 3);
+  CheckDirect(Square(33, 40, 6, 1, 2, 0), 4);
+  CheckDirect(Square(1, 1, 1, 1, 1, 0), 5);
+}
+
+// Pads larger than the kernel reaches: whole output rows and columns see only padding
+// and equal the bias (plus residual, through the activation).
+TEST_P(ConvBlockedDirectTest, PaddingOnlyOutputs) {
+  DirectCase c = Square(5, 7, 4, 2, 1, 0);
+  c.pads = {3, 4, 2, 5};
+  c.residual = true;
+  c.act = "Sigmoid";
+  CheckDirect(c, 10);
+  c.strides = {2, 3};
+  c.x_blocked = false;
+  CheckDirect(c, 11);
+}
+
+// Rows of widths around the strip widths (6, 8, 12, 28) for every output-block count,
+// at strides 1 and 2 with and without padding.
+TEST_P(ConvBlockedDirectTest, StripWidths) {
+  uint32_t seed = 100;
+  for (int64_t m : {16, 40, 64}) {
+    for (int64_t w : {5, 6, 7, 9, 13, 27, 29, 57}) {
+      for (int64_t stride : {1, 2}) {
+        DirectCase c = Square(17, m, 3, 3, stride, 1);
+        c.in = {3, w};
+        CheckDirect(c, seed++);
+      }
+    }
+  }
+}
+
+TEST_P(ConvBlockedDirectTest, EpilogueVariants) {
+  uint32_t seed = 200;
+  for (const char* act : {"None", "Relu", "Clip", "Sigmoid"}) {
+    for (int variant = 0; variant < 4; ++variant) {
+      DirectCase c = Square(20, 21, 7, 3, 1, 1);
+      c.act = act;
+      c.bias = variant & 1;
+      c.residual = variant >= 2;
+      c.in_place = variant == 3;
+      if (variant == 2) c.clip_min = 0.25f;  // act(0) != 0: the padding lanes are zeroed again
+      CheckDirect(c, seed++);
+      c.x_blocked = false;
+      c.kernel = {1, 1};
+      c.pads = {0, 0, 0, 0};
+      CheckDirect(c, seed++);
+    }
+  }
+}
+
+TEST_P(ConvBlockedDirectTest, OneDimensional) {
+  CheckDirect({.n = 2, .c = 5, .m = 17, .in = {37}, .kernel = {3}, .strides = {2}, .pads = {1, 0}}, 300);
+  CheckDirect({.c = 33, .m = 5, .in = {19}, .kernel = {5}, .strides = {1}, .pads = {2, 3}, .residual = true}, 301);
+  CheckDirect({.c = 16, .m = 40, .in = {64}, .kernel = {1}, .strides = {1}, .pads = {0, 0}, .x_blocked = false}, 302);
+}
+
+// Random shapes: every attribute varied at once.
+TEST_P(ConvBlockedDirectTest, RandomShapes) {
+  const int64_t channel_choices[] = {1, 3, 16, 17, 33, 64};
+  const int64_t out_choices[] = {1, 5, 16, 24, 40};
+  const int64_t size_choices[] = {1, 2, 3, 7, 17, 30};
+  const int64_t kernel_choices[][2] = {{1, 1}, {3, 3}, {5, 5}, {7, 7}, {1, 3}};
+  const char* act_choices[] = {"None", "Relu", "Clip", "Sigmoid"};
+  int checked = 0;
+  for (uint32_t seed = 1000; checked < 60; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    DirectCase c;
+    c.n = pick(1, 2);
+    c.c = channel_choices[pick(0, 5)];
+    c.m = out_choices[pick(0, 4)];
+    const bool one_d = pick(0, 4) == 0;
+    const int64_t* k = kernel_choices[pick(0, 4)];
+    if (one_d) {
+      c.in = {size_choices[pick(0, 5)]};
+      c.kernel = {k[1]};
+    } else {
+      c.in = {size_choices[pick(0, 5)], size_choices[pick(0, 5)]};
+      c.kernel = {k[0], k[1]};
+    }
+    const size_t rank = c.in.size();
+    for (size_t d = 0; d < rank; ++d) c.strides.push_back(pick(1, 3));
+    for (size_t i = 0; i < 2 * rank; ++i) c.pads.push_back(pick(0, c.kernel[i % rank] / 2 + 1));
+    c.x_blocked = c.c > 3 || pick(0, 1) == 1;
+    c.bias = pick(0, 1) == 1;
+    c.residual = pick(0, 1) == 1;
+    c.in_place = c.residual && pick(0, 1) == 1;
+    c.act = act_choices[pick(0, 3)];
+    if (c.act == std::string("Clip") && pick(0, 1) == 1) c.clip_min = 0.5f;
+    if (OutSize(c, 0) < 1 || OutSize(c, rank - 1) < 1) continue;
+    CheckDirect(c, seed);
+    ++checked;
+  }
+}
+
+// ResNet-18's and MobileNetV2's layers (bench/conv_bench.cc), fused as ResNet's and
+// MobileNetV2's are.
+TEST_P(ConvBlockedDirectTest, NetworkLayers) {
+  DirectCase c = Square(64, 128, 56, 3, 2, 1);
+  c.act = "Relu";
+  CheckDirect(c, 400);
+  c = Square(512, 512, 7, 3, 1, 1);
+  c.residual = true;
+  c.in_place = true;
+  c.act = "Relu";
+  CheckDirect(c, 401);
+  c = Square(256, 512, 14, 1, 2, 0);
+  CheckDirect(c, 402);
+  c = Square(16, 96, 112, 1, 1, 0);
+  c.act = "Clip";
+  CheckDirect(c, 403);
+  c = Square(960, 320, 7, 1, 1, 0);
+  c.residual = true;
+  CheckDirect(c, 404);
+  c = Square(3, 32, 224, 3, 2, 1);
+  c.x_blocked = false;
+  c.act = "Clip";
+  CheckDirect(c, 405);
+  c = Square(3, 64, 224, 7, 2, 3);
+  c.x_blocked = false;
+  c.act = "Relu";
+  CheckDirect(c, 406);
+}
+
+TSR_INSTANTIATE_FOR_ALL_ISAS(ConvBlockedDirectTest);
+
+// The AVX-512 kernel (strips of every width, edge strips) and the portable fallback
+// compute the same floats (activations whose loops are exact at every ISA level).
+TEST(ConvBlockedDirectIsaTest, Avx512EqualsFallback) {
+  if (SupportedCpuIsa(CpuIsa::kAvx512) != CpuIsa::kAvx512) GTEST_SKIP() << "CPU lacks avx512";
+  const int64_t channel_choices[] = {1, 3, 16, 17, 33};
+  const int64_t out_choices[] = {1, 5, 16, 24, 40, 64};
+  const char* act_choices[] = {"None", "Relu", "Clip"};
+  for (uint32_t seed = 2000; seed < 2040; ++seed) {
+    std::mt19937 rng(seed);
+    auto pick = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    DirectCase c;
+    c.c = channel_choices[pick(0, 4)];
+    c.m = out_choices[pick(0, 5)];
+    const int64_t kernel = 2 * pick(0, 3) + 1;
+    c.in = {pick(1, 12), pick(1, 40)};
+    c.kernel = {kernel, kernel};
+    c.strides = {pick(1, 3), pick(1, 3)};
+    for (int i = 0; i < 4; ++i) c.pads.push_back(pick(0, kernel / 2 + 1));
+    if (OutSize(c, 0) < 1 || OutSize(c, 1) < 1) continue;
+    c.x_blocked = c.c > 3 || pick(0, 1) == 1;
+    c.residual = pick(0, 1) == 1;
+    c.act = act_choices[pick(0, 2)];
+    SCOPED_TRACE(absl::StrCat("seed=", seed, " ", Describe(c)));
+    const ConvGeometry g = GeometryOf(c);
+    const Operands ops = MakeOperands(c, seed);
+    absl::StatusOr<PreparedBlockedConv> prepared = PrepareBlockedConv(g, ops.w.data<float>());
+    ASSERT_TRUE(prepared.ok()) << prepared.status();
+    ::setenv("TESSERA_CPU_ISA", "avx512", 1);
+    const std::vector<float> avx512 = RunBlocked(c, ops, *prepared, nullptr);
+    ::setenv("TESSERA_CPU_ISA", "scalar", 1);
+    const std::vector<float> fallback = RunBlocked(c, ops, *prepared, nullptr);
+    ::unsetenv("TESSERA_CPU_ISA");
+    ExpectBitwiseEqual(avx512, fallback, "avx512 vs fallback");
+  }
+}
+
+}  // namespace
+}  // namespace tsr
