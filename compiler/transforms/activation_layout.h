@@ -11,8 +11,9 @@ namespace tsr {
 
 // Runs on func.func. Every f32 Conv / FusedConv with a constant weight that the blocked
 // kernels take (kernels/cpu/conv_blocked.h: 1-D or 2-D, no dilation, group 1 or
-// depthwise) and whose output channels fill at least 3/4 of their 16-channel blocks
-// becomes a BlockedConv (graph/ops/blocked_ops.cc): its output [N, ceil(M/16), ..., 16]
+// depthwise), that the plain layout would not run as Winograd (kernels/cpu/
+// conv_prepared.h: fewer multiplications than any direct kernel) and whose output
+// channels fill at least 3/4 of their 16-channel blocks becomes a BlockedConv (graph/ops/blocked_ops.cc): its output [N, ceil(M/16), ..., 16]
 // feeds the next such convolution (as X or as the residual Z) directly, and an
 // UnblockChannels is inserted once for its other users. An input that does not come
 // blocked is read as it lies by a group-1 convolution (input_blocked = 0) and goes

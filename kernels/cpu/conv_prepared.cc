@@ -147,7 +147,33 @@ void RunGemmUnit(const ConvGeometry& geo, const SgemmPackedA& weights, const flo
   }
 }
 
+// The algorithm for `geometry` (validated), with Winograd's tile in *tile; per_call
+// counts the weights' preparation as part of one call (see PrepareConvWeightsInto).
+ConvAlgorithm ChooseAlgorithm(const ConvGeometry& geometry, bool per_call, int* tile) {
+  const Window3d& w = geometry.window;
+  const int64_t c_per_group = geometry.channels / geometry.group;
+  if (geometry.out_channels == 0 || w.out_size() == 0) return ConvAlgorithm::kEmpty;
+  if (c_per_group * w.taps() == 0) return ConvAlgorithm::kBiasOnly;
+  if (IsDepthwise(geometry)) return ConvAlgorithm::kDepthwise;
+  // Prepared F(2x2) beats the GEMM on 7x7 outputs, but not the transposed product (3x3
+  // 512@7: 78 vs 94 GFLOP/s at one thread).
+  *tile = ChooseWinogradTile(w, geometry.channels, geometry.out_channels, geometry.group,
+                             /*weights_prepared_once=*/!per_call && !PixelRowsPay(geometry));
+  if (*tile != 0) return ConvAlgorithm::kWinograd;
+  // (A pointwise convolution is a GEMM on the input as it lies, with nothing to pack per
+  // call: the direct loops' plane copies and one-image-per-thread split only cost.)
+  if (!Pointwise(w) && DirectConvApplies(w, c_per_group)) return ConvAlgorithm::kDirect;
+  if (PixelRowsPay(geometry)) return ConvAlgorithm::kGemmPixelRows;
+  return ConvAlgorithm::kGemm;
+}
+
 }  // namespace
+
+ConvAlgorithm PreparedConvAlgorithm(const ConvGeometry& geometry) {
+  if (!Validate(geometry).ok()) return ConvAlgorithm::kEmpty;
+  int tile = 0;
+  return ChooseAlgorithm(geometry, /*per_call=*/false, &tile);
+}
 
 absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* weights, bool per_call,
                                     const ParallelForFn& parallel_for, PreparedConvWeights* prepared) {
@@ -169,41 +195,36 @@ absl::Status PrepareConvWeightsInto(const ConvGeometry& geometry, const float* w
     }
   };
 
-  if (geometry.out_channels == 0 || w.out_size() == 0) {
-    prepared->algorithm_ = ConvAlgorithm::kEmpty;
-  } else if (rows == 0) {
-    prepared->algorithm_ = ConvAlgorithm::kBiasOnly;
-  } else if (IsDepthwise(geometry)) {
-    prepared->algorithm_ = ConvAlgorithm::kDepthwise;
-    keep_raw();
-  } else if (const int tile = ChooseWinogradTile(w, geometry.channels, geometry.out_channels, geometry.group,
-                                                 // Prepared F(2x2) beats the GEMM on 7x7 outputs, but
-                                                 // not the transposed product (3x3 512@7: 78 vs 94
-                                                 // GFLOP/s at one thread).
-                                                 /*weights_prepared_once=*/!per_call && !PixelRowsPay(geometry));
-             tile != 0) {
-    prepared->algorithm_ = ConvAlgorithm::kWinograd;
-    prepared->winograd_tile_ = tile;
-    WinogradPackWeights(tile, geometry.channels, geometry.out_channels, weights, parallel_for, &prepared->packed_);
-  } else if (!Pointwise(w) && DirectConvApplies(w, c_per_group)) {
-    // (A pointwise convolution is a GEMM on the input as it lies, with nothing to pack
-    // per call: the direct loops' plane copies and one-image-per-thread split only cost.)
-    prepared->algorithm_ = ConvAlgorithm::kDirect;
-    keep_raw();
-  } else if (PixelRowsPay(geometry)) {
-    // The weights [out_channels, rows] as the transposed product's B, W^T.
-    prepared->algorithm_ = ConvAlgorithm::kGemmPixelRows;
-    GemmOptions options;
-    options.parallel_for = parallel_for;
-    prepared->packed_b_.Pack(/*trans_b=*/true, rows, geometry.out_channels, weights, rows, options);
-  } else {
-    // Each group's weights [m_per_group, rows] packed once for all images.
-    prepared->algorithm_ = ConvAlgorithm::kGemm;
-    GemmOptions options;
-    options.parallel_for = parallel_for;
-    prepared->packed_.resize(static_cast<size_t>(geometry.group));
-    for (int64_t g = 0; g < geometry.group; ++g) {
-      prepared->packed_[g].Pack(false, m_per_group, rows, weights + g * m_per_group * rows, rows, options);
+  int tile = 0;
+  prepared->algorithm_ = ChooseAlgorithm(geometry, per_call, &tile);
+  switch (prepared->algorithm_) {
+    case ConvAlgorithm::kEmpty:
+    case ConvAlgorithm::kBiasOnly:
+      break;
+    case ConvAlgorithm::kDepthwise:
+    case ConvAlgorithm::kDirect:
+      keep_raw();
+      break;
+    case ConvAlgorithm::kWinograd:
+      prepared->winograd_tile_ = tile;
+      WinogradPackWeights(tile, geometry.channels, geometry.out_channels, weights, parallel_for, &prepared->packed_);
+      break;
+    case ConvAlgorithm::kGemmPixelRows: {
+      // The weights [out_channels, rows] as the transposed product's B, W^T.
+      GemmOptions options;
+      options.parallel_for = parallel_for;
+      prepared->packed_b_.Pack(/*trans_b=*/true, rows, geometry.out_channels, weights, rows, options);
+      break;
+    }
+    case ConvAlgorithm::kGemm: {
+      // Each group's weights [m_per_group, rows] packed once for all images.
+      GemmOptions options;
+      options.parallel_for = parallel_for;
+      prepared->packed_.resize(static_cast<size_t>(geometry.group));
+      for (int64_t g = 0; g < geometry.group; ++g) {
+        prepared->packed_[g].Pack(false, m_per_group, rows, weights + g * m_per_group * rows, rows, options);
+      }
+      break;
     }
   }
   return absl::OkStatus();

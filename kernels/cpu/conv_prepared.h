@@ -88,6 +88,11 @@ class PreparedConvWeights {
 absl::StatusOr<PreparedConvWeights> PrepareConvWeights(const ConvGeometry& geometry, const float* weights,
                                                        const ParallelForFn& parallel_for = nullptr);
 
+// The algorithm PrepareConvWeights picks for `geometry` (kEmpty for an invalid one),
+// without preparing anything: the compiler's layout pass keeps the convolutions that run
+// as Winograd in the plain layout.
+ConvAlgorithm PreparedConvAlgorithm(const ConvGeometry& geometry);
+
 // The same into an existing object, reusing its memory. With `per_call` (the Conv
 // kernel's preparation on every call), the algorithm is chosen counting the
 // preparation's cost as part of one call (so Winograd needs more tiles to pay off),
