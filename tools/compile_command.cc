@@ -28,7 +28,7 @@ namespace {
 
 constexpr absl::string_view kUsage =
     "tessera compile MODEL -o OUT.tsrx [--batch N] [--threads N] [--dump-ir DIR] [--target-cpu CPU]\n"
-    "                      [--target-features FEATURES] [--no-fusion] [--seed N] [--quiet]\n"
+    "                      [--target-features FEATURES] [--no-fusion] [--no-blocked-layout] [--seed N] [--quiet]\n"
     "       tessera compile MODEL --strategy NAME [--devices N | --mesh data=D,model=M |\n"
     "                       --stages S --microbatches M --pipeline-schedule NAME] [--batch N] --explain";
 constexpr absl::string_view kDescription =
@@ -36,7 +36,9 @@ constexpr absl::string_view kDescription =
     "ahead of time into a .tsrx executable, written atomically to OUT: the batch dimension\n"
     "N is bound to --batch, the graph is lowered to MLIR (the tsr dialect), simplified\n"
     "(canonicalization, CSE, constant folding, algebraic simplification, BatchNorm folding),\n"
-    "fused (Conv/MatMul epilogues, elementwise chains and reductions), the fused regions are\n"
+    "fused (Conv/MatMul epilogues, elementwise chains and reductions), chains of convolutions\n"
+    "keep their activations in the channel-blocked layout [N, C/16, H, W, 16] (AVX-512 hosts;\n"
+    "--no-blocked-layout: NCHW throughout), the fused regions are\n"
     "compiled to machine code for this CPU (or --target-cpu), and the remaining ops become\n"
     "calls of the optimized kernels over one statically planned arena. Variables are frozen:\n"
     "their saved values ('tessera train --save'), or the values 'tessera run' gives them\n"
@@ -57,7 +59,7 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   FlagParser flags;
   std::string output, dump_ir, target_cpu, target_features;
   int64_t batch = 1, threads = 0, seed = 0;
-  bool no_fusion = false, quiet = false;
+  bool no_fusion = false, no_blocked_layout = false, quiet = false;
   flags.AddString("output", 'o', "FILE", &output, "where to write the executable (.tsrx)");
   flags.AddInt("batch", 'b', "N", &batch, "the batch size N is bound to (default 1)");
   flags.AddInt("threads", '\0', "N", &threads,
@@ -68,6 +70,8 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   flags.AddString("target-features", '\0', "FEATURES", &target_features,
                   "extra LLVM features with --target-cpu (\"+avx2,-avx512f\")");
   flags.AddBool("no-fusion", '\0', &no_fusion, "no fusion: every op a library kernel (a baseline)");
+  flags.AddBool("no-blocked-layout", '\0', &no_blocked_layout,
+                "every convolution reads and writes NCHW (no channel-blocked chains; a baseline)");
   flags.AddInt("seed", '\0', "N", &seed, "seed of the initializers of Variables without a value (default 0)");
   flags.AddBool("quiet", 'q', &quiet, "print nothing but errors");
   StrategySpec strategy_spec;
@@ -150,6 +154,7 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
   options.codegen.cpu = target_cpu;
   options.codegen.features = target_features;
   options.fuse = !no_fusion;
+  options.blocked_layout = !no_blocked_layout;
   absl::StatusOr<std::map<std::string, Tensor>> values = InitialVariableValues(*graph, static_cast<uint64_t>(seed));
   if (!values.ok()) return Failure(err, "compile", values.status());
   options.variable_values = *std::move(values);
