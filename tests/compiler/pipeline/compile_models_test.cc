@@ -1,9 +1,9 @@
-// The compile driver on the ONNX zoo models (scripts/onnx_zoo_models.py: ResNet-18 and the
-// GPT-2 block exported into a temporary folder, or every model found in $TESSERA_ZOO_DIR:
-// MLP, LeNet, ResNet-18, MobileNetV2, GPT-2 block): each compiles at the batch of its input,
-// and the executable, run by runtime/compiled at 1 and 2 threads, computes the interpreter's
-// outputs to 1e-4 relative to each output's largest magnitude. Prints the compile report
-// (compile time, kernel counts, memory) and the median run time of both paths (not asserted).
+// The compile driver on the ONNX zoo models (scripts/onnx_zoo_models.py: ResNet-18, MobileNetV2 (the
+// channel-blocked layout end to end) and the GPT-2 block exported into a temporary folder, or every model found in
+// $TESSERA_ZOO_DIR: MLP, LeNet, ResNet-18, MobileNetV2, GPT-2 block): each compiles at the batch of its input, and the
+// executable, run by runtime/compiled at 1 and 2 threads, computes the interpreter's outputs to 1e-4 relative to each
+// output's largest magnitude. Prints the compile report (compile time, kernel counts, memory) and the median run time
+// of both paths (not asserted).
 #include <unistd.h>
 
 #include <algorithm>
@@ -94,8 +94,8 @@ void CheckModel(const std::string& dir, const std::string& name) {
 }
 
 TEST(CompileModels, ZooModelsAgreeWithTheInterpreter) {
-  const absl::Status s =
-      testing::ForEachZooModel({"resnet18", "gpt_block"}, ::testing::TempDir(), "tsr_compile_zoo", CheckModel);
+  const absl::Status s = testing::ForEachZooModel({"resnet18", "mobilenet_v2", "gpt_block"}, ::testing::TempDir(),
+                                                  "tsr_compile_zoo", CheckModel);
   if (absl::IsUnavailable(s)) GTEST_SKIP() << s.message();
   EXPECT_TRUE(s.ok()) << s;
 }
