@@ -2,7 +2,7 @@
 // against the reference kernels, at every ISA level, inline and over 3 threads:
 // BlockChannels / UnblockChannels on channel counts 1, 16, 17, 40 and 1-D to 3-D images
 // (zero lanes past C), BlockedConv with blocked and plain inputs, depthwise, a residual
-// and every activation; shape errors name the node. The kernels' own tests
+// and every activation, an empty batch; shape errors name the node. The kernels' own tests
 // (conv_blocked_*_test.cc) cover the convolutions' shapes in depth.
 #include <cstdint>
 #include <optional>
@@ -85,6 +85,8 @@ TEST_P(BlockedLayoutKernels, BlockedConv) {
       {1, 32, 32, 8, 3, 1, 1, 32, true, true, true, "Clip"},
       {3, 20, 20, 7, 5, 2, 2, 20, true, false, false, "Sigmoid"},
       {1, 16, 24, 5, 1, 2, 0, 1, true, true, true, "Sigmoid"},
+      {0, 16, 16, 5, 3, 1, 1, 1, true, true, true, "Relu"},  // an empty batch
+      {0, 32, 32, 5, 3, 1, 1, 32, true, false, false, "None"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << "n=" << c.n << " c=" << c.c << " m=" << c.m << " size=" << c.size
