@@ -85,7 +85,16 @@ void BlockedDirectRowPortable(const BlockedDirectRow& r) {
       }
       float* y = r.y + o * r.y_block_stride + ow * kLanes;
       const float* z = r.residual != nullptr ? r.residual + o * r.y_block_stride + ow * kLanes : nullptr;
-      for (int64_t l = 0; l < kLanes; ++l) y[l] = l < lanes ? (z != nullptr ? acc[l] + z[l] : acc[l]) : 0.0f;
+      for (int64_t l = 0; l < kLanes; ++l) {
+        float v = z != nullptr ? acc[l] + z[l] : acc[l];
+        if (r.clamp == BlockedDirectClamp::kRelu) {
+          v = v < 0.0f ? 0.0f : v;
+        } else if (r.clamp == BlockedDirectClamp::kClip) {
+          const float m = r.clamp_lo > v ? r.clamp_lo : v;  // max_ps(lo, v)
+          v = r.clamp_hi < m ? r.clamp_hi : m;               // min_ps(hi, m)
+        }
+        y[l] = l < lanes ? v : 0.0f;
+      }
     }
   }
 }
@@ -185,6 +194,11 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
   const int64_t y_block_stride = out_pixels * kLanes;
   const CpuIsa isa = ActiveCpuIsa();
   const bool zero_lanes_after_activation = last_lanes < kLanes && ActivationMovesZero(activation);
+  // Relu and Clip run on the sums in registers; the other activations as a pass over each
+  // stored row.
+  const BlockedDirectClamp clamp = activation.kind == FusedActivationKind::kRelu   ? BlockedDirectClamp::kRelu
+                                   : activation.kind == FusedActivationKind::kClip ? BlockedDirectClamp::kClip
+                                                                                   : BlockedDirectClamp::kNone;
 
   RunParallelFor(parallel_for, items, item_cost, [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {
@@ -208,6 +222,9 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
       r.out_blocks = ob_count;
       r.last_block_lanes = ob0 + ob_count == out_blocks ? last_lanes : kLanes;
       r.max_width = blocking.max_width;
+      r.clamp = clamp;
+      r.clamp_lo = activation.min;
+      r.clamp_hi = activation.max;
       int64_t y_offset = (n * out_blocks + ob0) * y_block_stride;
       const float* x_image = x + n * image_stride;
       int64_t width;
@@ -247,7 +264,7 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
       } else {
         BlockedDirectRowPortable(r);
       }
-      if (activation.kind == FusedActivationKind::kNone) continue;
+      if (clamp != BlockedDirectClamp::kNone || activation.kind == FusedActivationKind::kNone) continue;
       const int64_t floats = (r.ow_end - r.ow_begin) * kLanes;
       for (int64_t o = 0; o < ob_count; ++o) {
         float* run = r.y + o * y_block_stride + r.ow_begin * kLanes;

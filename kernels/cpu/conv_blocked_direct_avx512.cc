@@ -78,6 +78,7 @@ void Strip(const BlockedDirectRow& r, int64_t ow0) {
     }
   }
   const __mmask16 last_mask = static_cast<__mmask16>((1u << r.last_block_lanes) - 1);
+  const __m512 clamp_lo = _mm512_set1_ps(r.clamp_lo), clamp_hi = _mm512_set1_ps(r.clamp_hi);
 #pragma GCC unroll 4
   for (int o = 0; o < B; ++o) {
     float* y = r.y + o * r.y_block_stride + ow0 * kLanes;
@@ -87,6 +88,11 @@ void Strip(const BlockedDirectRow& r, int64_t ow0) {
     for (int j = 0; j < W; ++j) {
       __m512 v = acc[o][j];
       if (z != nullptr) v = _mm512_add_ps(v, _mm512_loadu_ps(z + j * kLanes));
+      if (r.clamp == BlockedDirectClamp::kRelu) {
+        v = _mm512_maskz_mov_ps(static_cast<__mmask16>(~_mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ)), v);
+      } else if (r.clamp == BlockedDirectClamp::kClip) {
+        v = _mm512_min_ps(clamp_hi, _mm512_max_ps(clamp_lo, v));
+      }
       _mm512_storeu_ps(y + j * kLanes, _mm512_maskz_mov_ps(mask, v));
     }
   }

@@ -28,9 +28,15 @@ inline constexpr int64_t kBlockedDirectMaxWidth[5] = {0, 28, 12, 8, 6};
 //     (16, or last_block_channels for the last), in that order, of weight * input
 //     (each term one fused multiply-add)
 //   + residual (same offsets as y; null: none),
-// the lanes l >= last_block_lanes of block out_blocks - 1 written as zeros. The input
+// then clamped as `clamp` says (the standalone Relu and Clip kernels' operations: Relu
+// "v < 0 ? 0 : v", Clip "min(hi, max(lo, v))" with NaN passing through), the lanes
+// l >= last_block_lanes of block out_blocks - 1 written as zeros. The input
 // row of kernel row kh is in_row0 + kh; the caller's kh range keeps it inside the
 // input. residual may be y itself: each element is read before it is written.
+// The activations applied to the sums in registers, before they are stored (the others
+// run as a pass over the stored row).
+enum class BlockedDirectClamp { kNone, kRelu, kClip };
+
 struct BlockedDirectRow {
   const float* x;
   int64_t channel_stride, pixel_stride, row_stride, block_stride;
@@ -47,6 +53,8 @@ struct BlockedDirectRow {
   int64_t ow_begin, ow_end;
   // Strips of at most this many pixels (<= kBlockedDirectMaxWidth[out_blocks]).
   int64_t max_width;
+  BlockedDirectClamp clamp = BlockedDirectClamp::kNone;
+  float clamp_lo = 0.0f, clamp_hi = 0.0f;  // kClip
 };
 
 void BlockedDirectRowAvx512(const BlockedDirectRow& r);
