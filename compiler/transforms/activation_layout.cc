@@ -13,8 +13,8 @@
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/dialect/tsr_op_signature.h"
 #include "graph/op_registry.h"
-#include "graph/ops/conv_geometry.h"
 #include "kernels/cpu/conv_blocked.h"
+#include "kernels/cpu/node_window.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -81,16 +81,12 @@ std::optional<Candidate> ReadCandidate(Operation* op) {
   if (!mlir::matchPattern(c.w, mlir::m_Constant(&weights))) return std::nullopt;
   absl::StatusOr<AttrMap> attrs = mlir::tsr::NodeAttrs(op, *def);
   if (!attrs.ok()) return std::nullopt;
-  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(*attrs);
-  if (!spec.ok()) return std::nullopt;
-  spec->kernel.assign(w.getShape().begin() + 2, w.getShape().end());
   const std::vector<int64_t> in_spatial(x.getShape().begin() + 2, x.getShape().end());
-  absl::StatusOr<WindowGeometry> window = ComputeWindowGeometry(in_spatial, *spec);
-  if (!window.ok()) return std::nullopt;
-  std::optional<Window3d> w3 = MakeWindow3d(in_spatial, *window);
-  if (!w3.has_value()) return std::nullopt;
+  absl::StatusOr<std::optional<Window3d>> w3 =
+      AttrsWindow3d(*attrs, in_spatial, llvm::ArrayRef<int64_t>(w.getShape()).drop_front(2));
+  if (!w3.ok() || !w3->has_value()) return std::nullopt;
   const auto group_attr = op->getAttrOfType<mlir::IntegerAttr>("group");
-  c.geometry.window = *w3;
+  c.geometry.window = **w3;
   c.geometry.group = group_attr ? group_attr.getInt() : 1;
   c.geometry.channels = x.getDimSize(1);
   c.geometry.out_channels = w.getDimSize(0);

@@ -18,6 +18,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "graph/op_registry.h"
+#include "graph/ops/blocked_layout.h"
 #include "graph/ops/op_helpers.h"
 #include "graph/ops/register_ops.h"
 #include "graph/status_macros.h"
@@ -26,30 +27,18 @@ namespace tsr {
 
 namespace {
 
-constexpr int64_t kBlock = 16;
 constexpr DType kBlockedDTypes[] = {DType::kF32, DType::kF64};
-
-int64_t Blocks(int64_t channels) { return (channels + kBlock - 1) / kBlock; }
-
-// [N, ceil(C/16), spatial..., 16] of a plain [N, C, spatial...].
-Shape BlockedShape(const Shape& plain) {
-  Shape out{plain.dim(0), Blocks(plain.dim(1))};
-  for (int i = 2; i < plain.rank(); ++i) out.AddDim(plain.dim(i));
-  out.AddDim(kBlock);
-  return out;
-}
 
 // [N, channels, spatial...] of a blocked [N, ceil(channels/16), spatial..., 16], or an
 // error naming input `i` when `blocked` is not such a shape.
 absl::StatusOr<Shape> PlainShape(const InferenceContext& ctx, int i, const Shape& blocked, int64_t channels) {
-  if (blocked.rank() < 4 || blocked.dim(blocked.rank() - 1) != kBlock || blocked.dim(1) != Blocks(channels)) {
+  std::optional<Shape> plain = PlainShapeOf(blocked, channels);
+  if (!plain.has_value()) {
     return ctx.Error(absl::StrCat("input ", i, " ('", ctx.op_def().inputs[i].name, "') has shape ", blocked.ToString(),
-                                  " but a blocked activation of ", channels, " channels, [N, ", Blocks(channels),
-                                  ", spatial..., ", kBlock, "], is required"));
+                                  " but a blocked activation of ", channels, " channels, [N, ", ChannelBlocks(channels),
+                                  ", spatial..., ", kChannelBlock, "], is required"));
   }
-  Shape out{blocked.dim(0), channels};
-  for (int d = 2; d + 1 < blocked.rank(); ++d) out.AddDim(blocked.dim(d));
-  return out;
+  return *std::move(plain);
 }
 
 absl::Status InferBlockChannels(InferenceContext& ctx) {

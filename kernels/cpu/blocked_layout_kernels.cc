@@ -7,11 +7,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "graph/ops/conv_geometry.h"
 #include "graph/status_macros.h"
 #include "kernels/cpu/conv_blocked.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/fused_activation.h"
+#include "kernels/cpu/node_window.h"
 #include "kernels/cpu/reference_fallback.h"
 #include "kernels/kernel.h"
 
@@ -63,21 +63,12 @@ absl::Status BlockedConvKernel(KernelContext& ctx) {
   if (!activation.ok()) return ctx.Error(activation.status().message());
   absl::StatusOr<std::optional<ConvGeometry>> geometry = NodeBlockedConvGeometry(ctx);
   if (!geometry.ok()) return geometry.status();
-  const bool x_blocked = ctx.GetInt("input_blocked") != 0;
-  if (!geometry->has_value() || !BlockedConvApplies(**geometry) || (!x_blocked && (*geometry)->group != 1)) {
-    return RunReferenceKernel(ctx);
-  }
+  if (!geometry->has_value()) return RunReferenceKernel(ctx);
   const ConvGeometry& g = **geometry;
-  const Shape& y = ctx.output(0).shape();
-  const int64_t batch = ctx.input(0).shape().dim(0);
-  if (y.num_elements() != batch * ChannelBlocks(g.out_channels) * kChannelBlock * g.window.out_size() ||
-      (ctx.has_input(3) && ctx.input(3).shape() != y)) {
-    return ctx.Error(absl::StrCat("the output ", y.ToString(), " or the residual does not fit the convolution"));
-  }
   absl::StatusOr<PreparedBlockedConv> prepared = PrepareBlockedConv(g, ctx.input(1).data<float>());
   if (!prepared.ok()) return ctx.Error(prepared.status().message());
-  BlockedConvForward(*prepared, batch, ctx.input(0).data<float>(), x_blocked,
-                     ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
+  BlockedConvForward(*prepared, ctx.input(0).shape().dim(0), ctx.input(0).data<float>(),
+                     ctx.GetInt("input_blocked") != 0, ctx.has_input(2) ? ctx.input(2).data<float>() : nullptr,
                      ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr, *activation, ctx.output(0).data<float>(),
                      ctx.parallel_for());
   return absl::OkStatus();
@@ -85,7 +76,7 @@ absl::Status BlockedConvKernel(KernelContext& ctx) {
 
 }  // namespace
 
-absl::StatusOr<std::optional<ConvGeometry>> NodeBlockedConvGeometry(const KernelContext& ctx) {
+absl::StatusOr<std::optional<ConvGeometry>> NodeBlockedConvGeometry(KernelContext& ctx) {
   const Shape& x = ctx.input(0).shape();
   const Shape& w = ctx.input(1).shape();
   const bool x_blocked = ctx.GetInt("input_blocked") != 0;
@@ -94,22 +85,25 @@ absl::StatusOr<std::optional<ConvGeometry>> NodeBlockedConvGeometry(const Kernel
     return ctx.Error(absl::StrCat("input 0 ('X') ", x.ToString(), " and input 1 ('W') ", w.ToString(),
                                   " are not a convolution's operands"));
   }
-  const std::vector<int64_t> in_spatial(x.dims().begin() + 2, x.dims().begin() + spatial_end);
-  absl::StatusOr<WindowSpec> spec = WindowSpecFromAttrs(ctx.attrs());
-  if (!spec.ok()) return ctx.Error(spec.status().message());
-  spec->kernel.assign(w.dims().begin() + 2, w.dims().end());
-  absl::StatusOr<WindowGeometry> window = ComputeWindowGeometry(in_spatial, *spec);
+  const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.dims()).subspan(2, spatial_end - 2);
+  absl::StatusOr<std::optional<Window3d>> window =
+      AttrsWindow3d(ctx.attrs(), in_spatial, absl::MakeConstSpan(w.dims()).subspan(2));
   if (!window.ok()) return ctx.Error(window.status().message());
-  std::optional<Window3d> w3 = MakeWindow3d(in_spatial, *window);
-  if (!w3.has_value()) return std::nullopt;
+  if (!window->has_value()) return std::nullopt;
   ConvGeometry g;
-  g.window = *w3;
+  g.window = **window;
   g.group = ctx.GetInt("group");
   g.channels = w.dim(1) * g.group;
   g.out_channels = w.dim(0);
   if (x_blocked ? x.dim(1) != ChannelBlocks(g.channels) : x.dim(1) != g.channels) {
     return ctx.Error(absl::StrCat("input 0 ('X') ", x.ToString(), " does not hold the ", g.channels,
                                   " channels the weights ", w.ToString(), " and group ", g.group, " take"));
+  }
+  if (!BlockedConvApplies(g) || (!x_blocked && g.group != 1)) return std::nullopt;
+  const Shape& y = ctx.output(0).shape();
+  if (y.num_elements() != x.dim(0) * ChannelBlocks(g.out_channels) * kChannelBlock * g.window.out_size() ||
+      (ctx.has_input(3) && ctx.input(3).shape() != y)) {
+    return ctx.Error(absl::StrCat("the output ", y.ToString(), " or the residual does not fit the convolution"));
   }
   return g;
 }

@@ -19,57 +19,62 @@ namespace {
 // Pixels per conversion chunk: 16 channel rows of this many floats stay in L1.
 constexpr int64_t kPixelChunk = 256;
 
+// Both conversions' split: fn(lanes, p0, p1, plain_offset, blocked_offset) for every
+// (image, block, chunk of pixels [p0, p1)), the block's `lanes` channels starting at
+// plain_offset in the plain tensor and its pixel vectors at blocked_offset in the blocked one.
+template <typename Fn>
+void ForEachChunk(int64_t batch, int64_t channels, int64_t pixels, const ParallelForFn& parallel_for, Fn fn) {
+  const int64_t blocks = ChannelBlocks(channels);
+  const int64_t chunks = (pixels + kPixelChunk - 1) / kPixelChunk;
+  RunParallelFor(parallel_for, batch * blocks * chunks, kPixelChunk * kChannelBlock, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t chunk = u % chunks, nb = u / chunks, b = nb % blocks, n = nb / blocks;
+      const int64_t p0 = chunk * kPixelChunk, p1 = std::min(pixels, p0 + kPixelChunk);
+      fn(std::min(kChannelBlock, channels - b * kChannelBlock), p0, p1, (n * channels + b * kChannelBlock) * pixels,
+         nb * pixels * kChannelBlock);
+    }
+  });
+}
+
 bool Depthwise(const ConvGeometry& g) { return g.group > 1 && g.group == g.channels && g.out_channels == g.channels; }
 
 }  // namespace
 
 void BlockChannels(int64_t batch, int64_t channels, int64_t pixels, const float* x, float* y,
                    const ParallelForFn& parallel_for) {
-  const int64_t blocks = ChannelBlocks(channels);
-  const int64_t chunks = (pixels + kPixelChunk - 1) / kPixelChunk;
   const bool avx512 = ActiveCpuIsa() >= CpuIsa::kAvx512;
-  RunParallelFor(parallel_for, batch * blocks * chunks, kPixelChunk * kChannelBlock, [&](int64_t begin, int64_t end) {
-    for (int64_t u = begin; u < end; ++u) {
-      const int64_t chunk = u % chunks, nb = u / chunks, b = nb % blocks, n = nb / blocks;
-      const int64_t p0 = chunk * kPixelChunk, p1 = std::min(pixels, p0 + kPixelChunk);
-      const int64_t lanes = std::min(kChannelBlock, channels - b * kChannelBlock);
-      const float* src = x + (n * channels + b * kChannelBlock) * pixels;
-      float* dst = y + (nb * pixels) * kChannelBlock;
-      if (avx512) {
-        BlockPixelsAvx512(lanes, pixels, p0, p1, src, dst);
-        continue;
-      }
-      for (int64_t p = p0; p < p1; ++p) {
-        float* out = dst + p * kChannelBlock;
-        int64_t l = 0;
-        for (; l < lanes; ++l) out[l] = src[l * pixels + p];
-        for (; l < kChannelBlock; ++l) out[l] = 0.0f;
-      }
-    }
-  });
+  ForEachChunk(batch, channels, pixels, parallel_for,
+               [&](int64_t lanes, int64_t p0, int64_t p1, int64_t plain_offset, int64_t blocked_offset) {
+                 const float* src = x + plain_offset;
+                 float* dst = y + blocked_offset;
+                 if (avx512) {
+                   BlockPixelsAvx512(lanes, pixels, p0, p1, src, dst);
+                   return;
+                 }
+                 for (int64_t p = p0; p < p1; ++p) {
+                   float* out = dst + p * kChannelBlock;
+                   int64_t l = 0;
+                   for (; l < lanes; ++l) out[l] = src[l * pixels + p];
+                   for (; l < kChannelBlock; ++l) out[l] = 0.0f;
+                 }
+               });
 }
 
 void UnblockChannels(int64_t batch, int64_t channels, int64_t pixels, const float* x, float* y,
                      const ParallelForFn& parallel_for) {
-  const int64_t blocks = ChannelBlocks(channels);
-  const int64_t chunks = (pixels + kPixelChunk - 1) / kPixelChunk;
   const bool avx512 = ActiveCpuIsa() >= CpuIsa::kAvx512;
-  RunParallelFor(parallel_for, batch * blocks * chunks, kPixelChunk * kChannelBlock, [&](int64_t begin, int64_t end) {
-    for (int64_t u = begin; u < end; ++u) {
-      const int64_t chunk = u % chunks, nb = u / chunks, b = nb % blocks, n = nb / blocks;
-      const int64_t p0 = chunk * kPixelChunk, p1 = std::min(pixels, p0 + kPixelChunk);
-      const int64_t lanes = std::min(kChannelBlock, channels - b * kChannelBlock);
-      const float* src = x + (nb * pixels) * kChannelBlock;
-      float* dst = y + (n * channels + b * kChannelBlock) * pixels;
-      if (avx512) {
-        UnblockPixelsAvx512(lanes, pixels, p0, p1, src, dst);
-        continue;
-      }
-      for (int64_t l = 0; l < lanes; ++l) {
-        for (int64_t p = p0; p < p1; ++p) dst[l * pixels + p] = src[p * kChannelBlock + l];
-      }
-    }
-  });
+  ForEachChunk(batch, channels, pixels, parallel_for,
+               [&](int64_t lanes, int64_t p0, int64_t p1, int64_t plain_offset, int64_t blocked_offset) {
+                 const float* src = x + blocked_offset;
+                 float* dst = y + plain_offset;
+                 if (avx512) {
+                   UnblockPixelsAvx512(lanes, pixels, p0, p1, src, dst);
+                   return;
+                 }
+                 for (int64_t l = 0; l < lanes; ++l) {
+                   for (int64_t p = p0; p < p1; ++p) dst[l * pixels + p] = src[p * kChannelBlock + l];
+                 }
+               });
 }
 
 bool BlockedConvApplies(const ConvGeometry& g) {

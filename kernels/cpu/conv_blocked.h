@@ -21,16 +21,12 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "graph/ops/blocked_layout.h"
 #include "kernels/cpu/conv_prepared.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/kernel.h"
 
 namespace tsr {
-
-inline constexpr int64_t kChannelBlock = 16;
-
-// Blocks of kChannelBlock channels that hold `channels` channels.
-inline constexpr int64_t ChannelBlocks(int64_t channels) { return (channels + kChannelBlock - 1) / kChannelBlock; }
 
 // [batch, channels, pixels] (channels first, `pixels` the product of the spatial sizes)
 // into [batch, ChannelBlocks(channels), pixels, 16], zeros in the lanes past `channels`.
@@ -91,9 +87,11 @@ void BlockedConvForward(const PreparedBlockedConv& prepared, int64_t batch, cons
                         const ParallelForFn& parallel_for = nullptr);
 
 // The convolution of a BlockedConv node (graph/ops/blocked_ops.cc: X blocked, or plain
-// with input_blocked = 0; W [M, C/group, kernel...]; the Conv attributes). Nullopt for
-// more than three spatial dimensions; an error naming the node for an invalid geometry.
-absl::StatusOr<std::optional<ConvGeometry>> NodeBlockedConvGeometry(const KernelContext& ctx);
+// with input_blocked = 0; W [M, C/group, kernel...]; the Conv attributes) when the blocked
+// kernels take it; nullopt when they do not (more than two spatial dimensions, a plain
+// input to a depthwise convolution, ...: callers run the reference kernel); an error
+// naming the node for an invalid geometry, or an output or residual that does not fit it.
+absl::StatusOr<std::optional<ConvGeometry>> NodeBlockedConvGeometry(KernelContext& ctx);
 
 }  // namespace tsr
 

@@ -20,6 +20,13 @@ namespace tsr {
 absl::StatusOr<std::optional<Window3d>> NodeWindow3d(const KernelContext& ctx, int x_input = 0,
                                                      absl::Span<const int64_t> kernel = {});
 
+// The same from window attributes (kernel_shape, strides, pads, ...) over the spatial
+// sizes `in_spatial`: for inputs whose shape is not [N, C, spatial...] (the blocked
+// layout's) and for the compiler, which has attributes but no kernel context. Errors
+// are InvalidArgument without a node name.
+absl::StatusOr<std::optional<Window3d>> AttrsWindow3d(const AttrMap& attrs, absl::Span<const int64_t> in_spatial,
+                                                      absl::Span<const int64_t> kernel = {});
+
 }  // namespace tsr
 
 #endif  // TESSERA_KERNELS_CPU_NODE_WINDOW_H_

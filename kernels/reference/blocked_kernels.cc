@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "graph/op_registry.h"
+#include "graph/ops/blocked_layout.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
 #include "kernels/kernel.h"
@@ -19,10 +21,7 @@ namespace tsr {
 
 namespace {
 
-constexpr int64_t kBlock = 16;
 constexpr DType kBlockedDTypes[] = {DType::kF32, DType::kF64};
-
-int64_t Blocks(int64_t channels) { return (channels + kBlock - 1) / kBlock; }
 
 // Pixels per channel: the product of the plain shape's spatial dimensions.
 int64_t Pixels(const Shape& plain) {
@@ -42,7 +41,8 @@ void Convert(const Tensor& from, Tensor& to, const Shape& plain, bool to_blocked
     for (int64_t ch = 0; ch < c; ++ch) {
       for (int64_t p = 0; p < pixels; ++p) {
         const int64_t plain_index = (i * c + ch) * pixels + p;
-        const int64_t blocked_index = ((i * Blocks(c) + ch / kBlock) * pixels + p) * kBlock + ch % kBlock;
+        const int64_t blocked_index =
+            ((i * ChannelBlocks(c) + ch / kChannelBlock) * pixels + p) * kChannelBlock + ch % kChannelBlock;
         const int64_t s = to_blocked ? plain_index : blocked_index, d = to_blocked ? blocked_index : plain_index;
         std::memcpy(dst + d * size, src + s * size, static_cast<size_t>(size));
       }
@@ -50,11 +50,15 @@ void Convert(const Tensor& from, Tensor& to, const Shape& plain, bool to_blocked
   }
 }
 
-// The plain shape of a blocked one holding `channels` channels.
-Shape PlainOf(const Shape& blocked, int64_t channels) {
-  Shape plain{blocked.dim(0), channels};
-  for (int d = 2; d + 1 < blocked.rank(); ++d) plain.AddDim(blocked.dim(d));
-  return plain;
+// The plain shape of `what` (blocked, holding `channels` channels), or the error.
+absl::StatusOr<Shape> PlainOf(const KernelContext& ctx, const Shape& blocked, int64_t channels,
+                              absl::string_view what) {
+  std::optional<Shape> plain = PlainShapeOf(blocked, channels);
+  if (!plain.has_value()) {
+    return ctx.Error(
+        absl::StrCat(what, " is ", blocked.ToString(), " but not a blocked activation of ", channels, " channels"));
+  }
+  return *std::move(plain);
 }
 
 absl::Status CheckOutput(KernelContext& ctx, const Shape& expected) {
@@ -67,22 +71,13 @@ absl::Status CheckOutput(KernelContext& ctx, const Shape& expected) {
 
 absl::Status BlockChannelsKernel(KernelContext& ctx) {
   const Shape& plain = ctx.input(0).shape();
-  Shape blocked{plain.dim(0), Blocks(plain.dim(1))};
-  for (int i = 2; i < plain.rank(); ++i) blocked.AddDim(plain.dim(i));
-  blocked.AddDim(kBlock);
-  TSR_RETURN_IF_ERROR(CheckOutput(ctx, blocked));
+  TSR_RETURN_IF_ERROR(CheckOutput(ctx, BlockedShape(plain)));
   Convert(ctx.input(0), ctx.output(0), plain, /*to_blocked=*/true);
   return absl::OkStatus();
 }
 
 absl::Status UnblockChannelsKernel(KernelContext& ctx) {
-  const Shape& blocked = ctx.input(0).shape();
-  const int64_t channels = ctx.GetInt("channels");
-  if (blocked.rank() < 4 || blocked.dim(1) != Blocks(channels) || blocked.dim(blocked.rank() - 1) != kBlock) {
-    return ctx.Error(absl::StrCat("input 0 ('X') is ", blocked.ToString(), " but not a blocked activation of ",
-                                  channels, " channels"));
-  }
-  const Shape plain = PlainOf(blocked, channels);
+  TSR_ASSIGN_OR_RETURN(const Shape plain, PlainOf(ctx, ctx.input(0).shape(), ctx.GetInt("channels"), "input 0 ('X')"));
   TSR_RETURN_IF_ERROR(CheckOutput(ctx, plain));
   Convert(ctx.input(0), ctx.output(0), plain, /*to_blocked=*/false);
   return absl::OkStatus();
@@ -94,13 +89,9 @@ absl::Status BlockedConvKernel(const KernelRegistry& kernels, KernelContext& ctx
   const int64_t channels = w.dim(1) * ctx.GetInt("group"), out_channels = w.dim(0);
   const DType dtype = ctx.input(0).dtype();
   const auto unblocked = [&](int i) -> absl::StatusOr<Tensor> {
-    const Shape& blocked = ctx.input(i).shape();
-    const int64_t c = i == 0 ? channels : out_channels;
-    if (blocked.rank() < 4 || blocked.dim(1) != Blocks(c) || blocked.dim(blocked.rank() - 1) != kBlock) {
-      return ctx.Error(
-          absl::StrCat("input ", i, " is ", blocked.ToString(), " but not a blocked activation of ", c, " channels"));
-    }
-    Tensor plain(dtype, PlainOf(blocked, c));
+    TSR_ASSIGN_OR_RETURN(const Shape shape, PlainOf(ctx, ctx.input(i).shape(), i == 0 ? channels : out_channels,
+                                                    absl::StrCat("input ", i)));
+    Tensor plain(dtype, shape);
     Convert(ctx.input(i), plain, plain.shape(), /*to_blocked=*/false);
     return plain;
   };
@@ -112,8 +103,8 @@ absl::Status BlockedConvKernel(const KernelRegistry& kernels, KernelContext& ctx
   if (ctx.has_input(3)) {
     TSR_ASSIGN_OR_RETURN(z, unblocked(3));
   }
-  const Shape& y_blocked = ctx.output(0).shape();
-  Tensor y(dtype, PlainOf(y_blocked, out_channels));
+  TSR_ASSIGN_OR_RETURN(const Shape y_shape, PlainOf(ctx, ctx.output(0).shape(), out_channels, "the output"));
+  Tensor y(dtype, y_shape);
 
   absl::StatusOr<const OpDef*> def = OpRegistry::Global().Lookup("FusedConv");
   if (!def.ok()) return ctx.Error(def.status().message());

@@ -436,18 +436,9 @@ absl::Status CompiledProgram::PrepareBlockedConvolution(const Executable& e, int
   if (!activation.ok()) return Prefixed(step.label, activation.status());
   absl::StatusOr<std::optional<ConvGeometry>> geometry = NodeBlockedConvGeometry(ctx);
   if (!geometry.ok()) return Prefixed(step.label, geometry.status());
-  step.x_blocked = ctx.GetInt("input_blocked") != 0;
   // Anything the blocked kernels do not take stays with the kernel (its reference fallback).
-  if (!geometry->has_value() || !BlockedConvApplies(**geometry) || (!step.x_blocked && (*geometry)->group != 1)) {
-    return absl::OkStatus();
-  }
-  const Shape& y = ctx.output(0).shape();
-  if (y.num_elements() != ctx.input(0).shape().dim(0) * ChannelBlocks((*geometry)->out_channels) * kChannelBlock *
-                              (*geometry)->window.out_size() ||
-      (ctx.has_input(3) && ctx.input(3).shape() != y)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(step.label, ": the output ", y.ToString(), " or the residual does not fit the convolution"));
-  }
+  if (!geometry->has_value()) return absl::OkStatus();
+  step.x_blocked = ctx.GetInt("input_blocked") != 0;
   absl::StatusOr<PreparedBlockedConv> prepared = PrepareBlockedConv(**geometry, ctx.input(1).data<float>());
   if (!prepared.ok()) return Prefixed(step.label, prepared.status());
   step.activation = *activation;
