@@ -24,6 +24,8 @@ class AlignedFloatBuffer {
     }
     return data_.get();
   }
+  // What the last Get returned (null before any).
+  const float* data() const { return data_.get(); }
 
  private:
   struct Free {

@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/kernel.h"
@@ -43,6 +44,7 @@ enum class ConvAlgorithm {
   kDepthwise,      // conv_depthwise.h
   kWinograd,       // conv_winograd.h
   kDirect,         // conv_direct.h
+  kBlockedDirect,  // conv_blocked_kernels.h's direct kernel into 16-channel blocks, then unblocked
   kGemm,           // per (image, group) GEMM: pointwise, strided pointwise or implicit im2col
   kGemmPixelRows,  // per image, the transposed product: pixels x output channels (small images)
 };
@@ -74,6 +76,8 @@ class PreparedConvWeights {
   std::vector<SgemmPackedA> packed_;
   // kGemmPixelRows: the weights transposed, [rows, out_channels], as the product's B.
   SgemmPackedB packed_b_;
+  // kBlockedDirect: the weights in the blocked direct kernel's order.
+  AlignedFloatBuffer blocked_;
   // kDepthwise and kDirect consume the weights as given: either a copy (owned_) or
   // the caller's array (borrowed); raw_ points at whichever.
   std::vector<float> owned_;

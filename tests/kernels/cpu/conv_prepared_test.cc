@@ -131,6 +131,7 @@ ConvAlgorithm Check(const Case& c, uint32_t seed) {
 class ConvPreparedTest : public CpuIsaTest {};
 
 bool Avx2() { return ActiveCpuIsa() >= CpuIsa::kAvx2; }
+bool Avx512() { return ActiveCpuIsa() >= CpuIsa::kAvx512; }
 
 TEST_P(ConvPreparedTest, EachAlgorithm) {
   EXPECT_EQ(Check({.x = {2, 6, 9, 11}, .m = 6, .kernel = {3, 3}, .group = 6, .pads = {1, 0, 2, 1}}, 1),
@@ -144,6 +145,21 @@ TEST_P(ConvPreparedTest, EachAlgorithm) {
   EXPECT_EQ(Check({.x = {2, 16, 7, 8}, .m = 18, .kernel = {3, 3}, .pads = {1, 1, 1, 0}}, 12),
             Avx2() ? ConvAlgorithm::kWinograd : ConvAlgorithm::kGemm);
   EXPECT_EQ(Check({.x = {2, 3, 23, 19}, .m = 9, .kernel = {5, 5}, .pads = {2, 1, 2, 3}}, 4),
+            Avx2() ? ConvAlgorithm::kDirect : ConvAlgorithm::kGemm);
+  // Few input channels and outputs that fill their 16-channel blocks: with AVX-512, the
+  // blocked direct kernel, then unblocked (LeNet's second layer; 3 channels, 7x7, with
+  // asymmetric pads; 1-D; 12 of 16 lanes, the least it takes).
+  const ConvAlgorithm blocked_or_direct = Avx512() ? ConvAlgorithm::kBlockedDirect : ConvAlgorithm::kDirect;
+  EXPECT_EQ(Check({.x = {3, 6, 14, 14}, .m = 16, .kernel = {5, 5}}, 17),
+            Avx2() ? blocked_or_direct : ConvAlgorithm::kGemm);
+  EXPECT_EQ(Check({.x = {2, 3, 29, 26}, .m = 32, .kernel = {7, 7}, .pads = {3, 2, 3, 4}}, 18),
+            Avx2() ? blocked_or_direct : ConvAlgorithm::kGemm);
+  EXPECT_EQ(Check({.x = {2, 5, 40}, .m = 28, .kernel = {5}, .pads = {2, 1}, .bias = false}, 19),
+            Avx2() ? blocked_or_direct : ConvAlgorithm::kGemm);
+  EXPECT_EQ(Check({.x = {1, 4, 12, 12}, .m = 12, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}, 20),
+            Avx2() ? blocked_or_direct : ConvAlgorithm::kGemm);
+  // 11 of 16 lanes: the direct loops.
+  EXPECT_EQ(Check({.x = {1, 4, 12, 12}, .m = 11, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}, 21),
             Avx2() ? ConvAlgorithm::kDirect : ConvAlgorithm::kGemm);
   // Pointwise is a GEMM on the input as it lies, however few channels (the direct
   // loops would copy the planes and split only over images).
