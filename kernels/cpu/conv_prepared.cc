@@ -56,10 +56,10 @@ bool IsDepthwise(const ConvGeometry& g) {
 
 // Where the direct loops would run (few input channels per tap, conv_direct.h), the
 // channel-blocked direct kernel -- sixteen output channels per vector, the input read as
-// it lies -- followed by one pass that unblocks its output runs 1.4-1.6x faster (LeNet's
-// 6 -> 16 5x5 at batch 64): when it has
-// its AVX-512 path and the output channels fill at least 3/4 of their blocks (the
-// compiler's layout pass uses the same bound), so that few lanes compute padding.
+// it lies -- and one pass that unblocks its output are 1.4-1.6x faster (LeNet's 6 -> 16
+// 5x5 at batch 64, at one and two threads), given its AVX-512 path and outputs that fill
+// at least 3/4 of their blocks (the compiler's layout pass uses the same bound), so that
+// few lanes compute padding.
 bool BlockedDirectPays(const ConvGeometry& g) {
   if (ActiveCpuIsa() < CpuIsa::kAvx512 || g.group != 1 || !BlockedConvApplies(g)) return false;
   return 4 * g.out_channels >= 3 * ChannelBlocks(g.out_channels) * kChannelBlock;

@@ -1,12 +1,13 @@
 // Convolution weights prepared once, for inference with constant weights: the
-// algorithm picked for the shape (depthwise, Winograd, direct, or (implicit) GEMM)
-// and the weights in the form it consumes -- each group's weights packed as the
-// GEMM's A operand, or Winograd's transformed weights packed per xi -- so that a
-// forward pass does none of that work. The compiler's layout pass prepares constant
-// weights at compile time; the cpu Conv kernel (conv_kernels.cc) prepares per call
-// into a reused object and runs the same ConvForward, so both paths compute exactly
-// the same floats wherever they pick the same algorithm (they differ only where
-// Winograd pays off on weights transformed once but not on every call).
+// algorithm picked for the shape (depthwise, Winograd, direct -- plain or into channel
+// blocks --, or (implicit) GEMM) and the weights in the form it consumes -- each group's
+// weights packed as the GEMM's A operand, Winograd's transformed weights packed per xi,
+// or the blocked direct kernel's order -- so that a forward pass does none of that
+// work. The compiler's layout pass prepares constant weights at compile time; the cpu
+// Conv kernel (conv_kernels.cc) prepares per call into a reused object and runs the
+// same ConvForward, so both paths compute exactly the same floats wherever they pick
+// the same algorithm (they differ only where Winograd pays off on weights transformed
+// once but not on every call).
 //
 // Prepared weights are immutable: any number of threads may run ConvForward on
 // one object at once. They are made for the ISA active when prepared

@@ -1,9 +1,9 @@
 // Tests of the prepared-weights convolution API (kernels/cpu/conv_prepared.h) at
 // every ISA level: PrepareConvWeights + ConvForward against the reference Conv
 // kernel for each algorithm it picks (depthwise, Winograd F(2x2) and F(4x4), direct,
-// pointwise / strided pointwise / implicit-im2col GEMM, bias only, empty output) and
-// on random shapes (1-D to 3-D, odd sizes, strides, asymmetric pads, dilations,
-// groups, batches), prepared and run inline and over 3 threads; that the prepared
+// blocked direct, pointwise / strided pointwise / implicit-im2col GEMM, bias only, empty
+// output) and on random shapes (1-D to 3-D, odd sizes, strides, asymmetric pads,
+// dilations, groups, batches), prepared and run inline and over 3 threads; that the prepared
 // weights are a copy (the caller's array is overwritten before the forward pass);
 // that the Conv kernel, which prepares per call, gives bit-identical results; and
 // the errors for inconsistent geometries.
