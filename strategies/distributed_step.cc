@@ -162,7 +162,9 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
       return absl::UnimplementedError("pipeline stages run in one process (not yet across processes)");
     }
     return MakePipelineStep(*plan.pipeline, spec,
-                            {.threads_per_stage = options.threads_per_device, .timeout = options.collectives.timeout});
+                            {.threads_per_stage = options.threads_per_device,
+                             .stage_compiler = options.device_compiler,
+                             .timeout = options.collectives.timeout});
   }
   TSR_ASSIGN_OR_RETURN(
       PartitionedProgram program,

@@ -15,7 +15,7 @@
 #include "graph/tensor_block.h"
 #include "partitioner/pipeline_stages.h"
 #include "runtime/device_threads.h"
-#include "runtime/session.h"
+#include "strategies/pipeline_stage_runner.h"
 
 namespace tsr {
 
@@ -123,15 +123,16 @@ absl::Status Accumulate(Tensor& acc, const Tensor& g, double weight, const std::
 
 class PipelineStep : public StepProgram {
  public:
-  PipelineStep(PipelinePlan plan, PipelineProgram program, std::vector<std::unique_ptr<Session>> sessions,
-               const StepProgramSpec& spec, PipelineStepOptions options)
+  PipelineStep(PipelinePlan plan, PipelineProgram program, std::vector<std::unique_ptr<PipelineStageRunner>> stages,
+               const StepProgramSpec& spec, PipelineStepOptions options, std::string compile_failure)
       : plan_(std::move(plan)),
         program_(std::move(program)),
-        sessions_(std::move(sessions)),
-        stage_threads_(static_cast<int>(sessions_.size())),
+        stages_(std::move(stages)),
+        stage_threads_(static_cast<int>(stages_.size())),
         fetches_(spec.fetches),
         options_(options),
-        tasks_(PipelineTasks(plan_.schedule, plan_.stages, plan_.microbatches)) {
+        tasks_(PipelineTasks(plan_.schedule, plan_.stages, plan_.microbatches)),
+        compile_failure_(std::move(compile_failure)) {
     for (const Node* node : spec.graph->nodes()) {
       if (node->op() != "Placeholder") continue;
       const Shape& shape = node->output_type(0).shape;
@@ -164,10 +165,12 @@ class PipelineStep : public StepProgram {
     const int M = batch > 0 ? static_cast<int>(std::min<int64_t>(plan_.microbatches, batch)) : 1;
     std::vector<Batch> micro(M);
     std::vector<double> weight(M, 1.0);
+    std::vector<int64_t> rows_of(M, 0);
     Batch whole;  // the feeds without a batch dimension
     for (int m = 0; m < M; ++m) {
       const int64_t begin = batch > 0 ? batch * m / M : 0, end = batch > 0 ? batch * (m + 1) / M : 0;
       if (batch > 0) weight[m] = static_cast<double>(end - begin) / static_cast<double>(batch);
+      rows_of[m] = end - begin;
       for (const auto& [name, tensor] : feeds) {
         if (!batch_inputs_.contains(name) || batch <= 0) {
           micro[m].emplace_back(name, tensor);
@@ -212,7 +215,8 @@ class PipelineStep : public StepProgram {
       }
       const std::vector<std::string>& names = forward ? stage.forward_fetches : stage.backward_fetches;
       if (names.empty()) return absl::OkStatus();
-      absl::StatusOr<std::vector<Tensor>> out = sessions_[s]->Run(in, names, RunOptions{.step = step});
+      absl::StatusOr<std::vector<Tensor>> out =
+          stages_[s]->Run(forward ? PipelineCall::kForward : PipelineCall::kBackward, rows_of[m], in, step);
       if (!out.ok()) {
         return absl::Status(out.status().code(),
                             absl::StrCat("pipeline stage ", s, ", ", forward ? "forward" : "backward",
@@ -257,8 +261,7 @@ class PipelineStep : public StepProgram {
         }
         in.emplace_back(x.feed, it->second);
       }
-      absl::StatusOr<std::vector<Tensor>> out =
-          sessions_[s]->Run(in, {}, RunOptions{.targets = stage.update_targets, .step = step});
+      absl::StatusOr<std::vector<Tensor>> out = stages_[s]->Run(PipelineCall::kUpdate, 0, in, step);
       if (!out.ok()) {
         return absl::Status(out.status().code(),
                             absl::StrCat("pipeline stage ", s, ", update: ", out.status().message()));
@@ -278,22 +281,23 @@ class PipelineStep : public StepProgram {
     if (it == program_.variable_stages.end()) {
       return absl::NotFoundError(absl::StrCat("the pipeline has no Variable '", name, "'"));
     }
-    return sessions_[it->second.front()]->GetVariable(name);
+    return stages_[it->second.front()]->ReadVariable(name);
   }
   absl::Status AssignVariable(absl::string_view name, const Tensor& value) override {
     auto it = program_.variable_stages.find(std::string(name));
     if (it == program_.variable_stages.end()) {
       return absl::NotFoundError(absl::StrCat("the pipeline has no Variable '", name, "'"));
     }
-    for (int s : it->second) TSR_RETURN_IF_ERROR(sessions_[s]->SetVariable(name, value));
+    for (int s : it->second) TSR_RETURN_IF_ERROR(stages_[s]->AssignVariable(name, value));
     return absl::OkStatus();
   }
   std::string Summary() const override {
     std::vector<std::string> flops;
     for (const PipelineStageProgram& stage : program_.stages) flops.push_back(absl::StrCat(stage.forward_flops));
-    return absl::StrFormat(
-        "%s: bubble %.1f%%, forward FLOPs per example by stage %s, interpreted", PipelineStrategy(plan_).name(),
-        100.0 * PipelineBubbleFraction(plan_.stages, plan_.microbatches), absl::StrJoin(flops, " / "));
+    return absl::StrFormat("%s: bubble %.1f%%, forward FLOPs per example by stage %s; stage 0 %s%s",
+                           PipelineStrategy(plan_).name(),
+                           100.0 * PipelineBubbleFraction(plan_.stages, plan_.microbatches),
+                           absl::StrJoin(flops, " / "), stages_.front()->Summary(), compile_failure_);
   }
 
   const PipelineRunStats& stats() const { return stats_; }
@@ -342,7 +346,7 @@ class PipelineStep : public StepProgram {
 
   PipelinePlan plan_;
   PipelineProgram program_;
-  std::vector<std::unique_ptr<Session>> sessions_;
+  std::vector<std::unique_ptr<PipelineStageRunner>> stages_;
   DeviceThreads stage_threads_;  // runs the stages at once, twice a step
   std::vector<std::string> fetches_;
   PipelineStepOptions options_;
@@ -352,6 +356,7 @@ class PipelineStep : public StepProgram {
   std::map<std::string, int> readers_;  // tensors handed to other tasks: how many read each
   std::set<std::string> accumulated_;   // gradients summed over the micro-batches
   PipelineRunStats stats_;
+  std::string compile_failure_;  // why the stages are interpreted though a compiler was given
 };
 
 }  // namespace
@@ -364,7 +369,6 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
                                                                              .cut_points = plan.cut_points,
                                                                              .fetches = spec.fetches,
                                                                              .targets = spec.targets}));
-  std::vector<std::unique_ptr<Session>> sessions;
   for (size_t s = 0; s < program.stages.size(); ++s) {
     for (const Node* node : program.stages[s].graph.nodes()) {
       if (node->op() == "Dropout" && plan.microbatches > 1) {
@@ -373,18 +377,41 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
                                                      "draws them (not yet supported under pipeline parallelism)"));
       }
     }
-    absl::StatusOr<std::unique_ptr<Session>> session = Session::Create(
-        program.stages[s].graph.Clone(), SessionOptions{.num_threads = options.threads_per_stage, .seed = spec.seed});
-    if (!session.ok()) {
-      return absl::Status(session.status().code(),
-                          absl::StrCat("pipeline stage ", s, ": ", session.status().message()));
-    }
-    for (const auto& [name, value] : spec.variable_values) {
-      if ((*session)->GetVariable(name).ok()) TSR_RETURN_IF_ERROR((*session)->SetVariable(name, value));
-    }
-    sessions.push_back(*std::move(session));
   }
-  return std::make_unique<PipelineStep>(plan, std::move(program), std::move(sessions), spec, options);
+  // The micro-batch sizes of the spec's batch: one or two.
+  std::vector<int64_t> rows;
+  const int64_t micro = std::max<int64_t>(1, std::min<int64_t>(plan.microbatches, spec.batch));
+  for (int64_t m = 0; m < micro; ++m) {
+    const int64_t r = spec.batch * (m + 1) / micro - spec.batch * m / micro;
+    if (std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
+  }
+  // Every stage's runner, compiled by `compiler` (or interpreted).
+  const auto make_stages =
+      [&](const StepCompiler& compiler) -> absl::StatusOr<std::vector<std::unique_ptr<PipelineStageRunner>>> {
+    std::vector<std::unique_ptr<PipelineStageRunner>> stages;
+    for (size_t s = 0; s < program.stages.size(); ++s) {
+      absl::StatusOr<std::unique_ptr<PipelineStageRunner>> stage =
+          compiler
+              ? CompilePipelineStage(program.stages[s], rows, compiler, options.threads_per_stage, spec.seed,
+                                     spec.variable_values)
+              : InterpretPipelineStage(program.stages[s], options.threads_per_stage, spec.seed, spec.variable_values);
+      if (!stage.ok()) {
+        return absl::Status(stage.status().code(), absl::StrCat("pipeline stage ", s, ": ", stage.status().message()));
+      }
+      stages.push_back(*std::move(stage));
+    }
+    return stages;
+  };
+  absl::StatusOr<std::vector<std::unique_ptr<PipelineStageRunner>>> stages = make_stages(options.stage_compiler);
+  std::string compile_failure;
+  if (!stages.ok() && options.stage_compiler) {
+    // A stage the compiler cannot take: the whole pipeline runs on the interpreter.
+    compile_failure = absl::StrCat(" (interpreted: ", stages.status().message(), ")");
+    stages = make_stages(nullptr);
+  }
+  if (!stages.ok()) return stages.status();
+  return std::make_unique<PipelineStep>(plan, std::move(program), *std::move(stages), spec, options,
+                                        std::move(compile_failure));
 }
 
 PipelineRunStats LastPipelineRunStats(const StepProgram& program) {

@@ -6,9 +6,11 @@
 // one device training on the global batch. Stages are balanced by forward FLOPs, or
 // start at the given cut points (partitioner/pipeline_stages.h).
 //
-// `PipelineStep` runs such a plan in-process: one thread and one interpreter Session per
-// stage, activations and gradients handed between stages per micro-batch (a stage waits
-// for what it needs, with a timeout naming the stage, micro-batch and tensor). It
+// `PipelineStep` runs such a plan in-process: one thread per stage, whose calls run
+// compiled (a program per call and micro-batch size) or on an interpreter Session
+// (pipeline_stage_runner.h); activations and gradients are handed between stages per
+// micro-batch (a stage waits for what it needs, with a timeout naming the stage,
+// micro-batch and tensor). It
 // returns the fetches one device would: batch-major ones concatenated over the
 // micro-batches, scalar ones (the mean loss) weighted by the micro-batches' shares.
 #ifndef TESSERA_STRATEGIES_PIPELINE_H_
@@ -36,6 +38,9 @@ class PipelineStrategy : public Strategy {
 
 struct PipelineStepOptions {
   int threads_per_stage = 1;
+  // Compiles each stage's calls (pipeline_stage_runner.h); null: the interpreter. When a
+  // stage does not compile, the whole pipeline runs interpreted and its Summary says why.
+  StepCompiler stage_compiler;
   absl::Duration timeout = absl::Minutes(5);  // how long a stage waits for another's tensor
 };
 

@@ -30,7 +30,8 @@ Graph Mlp(double dropout) {
   return *std::move(g);
 }
 
-std::unique_ptr<Trainer> MakeTrainer(double dropout, StepCompiler compiler, std::ostream* log) {
+// With `progress`, the log also names each step's program (StepProgram::Summary).
+std::unique_ptr<Trainer> MakeTrainer(double dropout, StepCompiler compiler, std::ostream* log, bool progress = false) {
   TrainerOptions options;
   options.epochs = 2;
   options.batch_size = 32;
@@ -38,7 +39,7 @@ std::unique_ptr<Trainer> MakeTrainer(double dropout, StepCompiler compiler, std:
   options.optimizer.kind = OptimizerKind::kMomentum;
   options.seed = 11;
   options.num_threads = 1;
-  options.progress = false;
+  options.progress = progress;
   options.out = log;
   options.step_compiler = std::move(compiler);
   absl::StatusOr<std::unique_ptr<Trainer>> t = Trainer::Create(Mlp(dropout), options);
@@ -48,18 +49,22 @@ std::unique_ptr<Trainer> MakeTrainer(double dropout, StepCompiler compiler, std:
 
 double Relative(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-12); }
 
-void ExpectSameTraining(double dropout, std::shared_ptr<const Strategy> strategy, StepCompiler device_compiler) {
+// `log`, when given, receives the partitioned Trainer's log.
+void ExpectSameTraining(double dropout, std::shared_ptr<const Strategy> strategy, StepCompiler device_compiler,
+                        std::string* log = nullptr) {
   // 100 = 3 x 32 + 4: the last batch of 4 is split 2+2 or 1+1+2; evaluation 30 = 32 - 2.
   const auto train = ClustersDataset(100, 41, {8}, 1.5f);
   const auto eval = ClustersDataset(30, 42, {8}, 1.5f);
   std::ostringstream one_log, mirrored_log;
   std::unique_ptr<Trainer> one = MakeTrainer(dropout, nullptr, &one_log);
   std::unique_ptr<Trainer> mirrored = MakeTrainer(
-      dropout, PartitionedStepCompiler(std::move(strategy), {.device_compiler = device_compiler}), &mirrored_log);
+      dropout, PartitionedStepCompiler(std::move(strategy), {.device_compiler = device_compiler}), &mirrored_log,
+      /*progress=*/log != nullptr);
   ASSERT_NE(one, nullptr);
   ASSERT_NE(mirrored, nullptr);
   absl::StatusOr<TrainResult> a = one->Fit(train, eval);
   absl::StatusOr<TrainResult> b = mirrored->Fit(train, eval);
+  if (log != nullptr) *log = mirrored_log.str();
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(mirrored_log.str().find("does not compile"), std::string::npos) << mirrored_log.str();
@@ -103,12 +108,18 @@ TEST(PartitionedStepTest, HybridInterpretedTrainsAsOneDevice) {
   ExpectSameTraining(0.0, std::make_shared<HybridStrategy>(2, 2), nullptr);
 }
 
-// Pipeline: 2 stages, 4 micro-batches (the last batch of 4: one row each), 1F1B; the
-// evaluation runs pipelined too.
+// Pipeline: 2 stages, 4 micro-batches (the last batch of 4: one row each; evaluation's
+// 30 rows: 7 and 8), 1F1B, each stage's calls compiled -- a program per call and
+// micro-batch size, the forward and backward ones taking the update's new weights; the
+// evaluation runs pipelined too. Interpreted stages give the same.
 TEST(PartitionedStepTest, PipelineTrainsAsOneDevice) {
-  ExpectSameTraining(
-      0.0, std::make_shared<PipelineStrategy>(PipelinePlan{2, 4, PipelineScheduleKind::kOneForwardOneBackward, {}}),
-      CompiledStepCompiler());
+  const PipelinePlan plan{2, 4, PipelineScheduleKind::kOneForwardOneBackward, {}};
+  std::string log;
+  ExpectSameTraining(0.0, std::make_shared<PipelineStrategy>(plan), CompiledStepCompiler(), &log);
+  EXPECT_NE(log.find("compiled programs"), std::string::npos) << log;
+  EXPECT_EQ(log.find("(interpreted:"), std::string::npos) << log;
+  ExpectSameTraining(0.0, std::make_shared<PipelineStrategy>(plan), nullptr, &log);
+  EXPECT_NE(log.find("stage 0 interpreted"), std::string::npos) << log;
 }
 
 // ZeRO: the update shares (stages 1, 2) are set with their parameters; ReduceScatter
