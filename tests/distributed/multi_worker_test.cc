@@ -1,10 +1,11 @@
 // Multi-worker data parallelism with real processes: the test starts itself as the
 // workers of a job through the launcher (runtime/launch/launcher.h) — over Gloo (TCP on
 // loopback, rendezvous through the launcher's store) and over MPI (mpirun) — and each
-// worker trains its device of the data-parallel partition for 20 steps on its share of
-// the global batches, beside one device training on the whole batches in the same
-// process; a worker whose losses or final weights differ from one device's by more than
-// 1e-5 relative fails the job.
+// worker trains its device of the data-parallel partition (mirrored, or ZeRO stage 1, 2
+// or 3: optimizer slots, gradients and weights sharded over the processes) for 20 steps
+// on its share of the global batches, beside one device training on the whole batches in
+// the same process; a worker whose losses or final Variables (its shares of the split
+// ones) differ from one device's by more than 1e-5 relative fails the job.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -21,6 +22,7 @@
 #include "runtime/launch/world_info.h"
 #include "runtime/session.h"
 #include "strategies/data_parallel.h"
+#include "strategies/zero.h"
 #include "tests/partitioner/training_fixtures.h"
 #include "tools/world_collectives.h"
 
@@ -46,8 +48,14 @@ Model BuildModel(const std::string& name) {
   return {Training(*std::move(g), OptimizerKind::kMomentum), Shape{45, 784}};
 }
 
+// The strategy a job's workers partition by: "mirrored", or "zero1", "zero2", "zero3".
+std::unique_ptr<Strategy> MakeStrategy(const std::string& name, int world_size) {
+  if (name.size() == 5 && name.rfind("zero", 0) == 0) return std::make_unique<ZeroStrategy>(name[4] - '0', world_size);
+  return std::make_unique<MultiWorkerMirroredStrategy>(world_size);
+}
+
 // One worker: returns 0 when its device trains as one device does, 1 otherwise.
-int RunWorker(const std::string& model_name) {
+int RunWorker(const std::string& model_name, const std::string& strategy_name) {
   auto fail = [](const std::string& what) {
     std::fprintf(stderr, "worker: %s\n", what.c_str());
     return 1;
@@ -65,10 +73,11 @@ int RunWorker(const std::string& model_name) {
   const Tensor rate = Tensor::Scalar<float>(model_name == "lenet" ? 0.002f : 0.05f);
 
   absl::StatusOr<std::unique_ptr<Session>> one = Session::Create(t.graph.Clone(), {.num_threads = 1, .seed = kSeed});
-  absl::StatusOr<StrategyPlan> plan = MultiWorkerMirroredStrategy(world->world_size).Plan(t.graph);
+  absl::StatusOr<StrategyPlan> plan = MakeStrategy(strategy_name, world->world_size)->Plan(t.graph);
   if (!one.ok() || !plan.ok()) return fail("setting up: " + (one.ok() ? plan.status() : one.status()).ToString());
   absl::StatusOr<PartitionedProgram> program =
-      PartitionGraph(t.graph, plan->mesh, plan->annotations, {.batch = model.batch_shape.dim(0), .targets = t.updates});
+      PartitionGraph(t.graph, plan->mesh, plan->annotations,
+                     {.batch = model.batch_shape.dim(0), .targets = t.updates, .reduce_scatter = plan->reduce_scatter});
   if (!program.ok()) return fail(program.status().ToString());
   absl::StatusOr<std::unique_ptr<Session>> mine = Session::Create(
       std::move(program->devices[world->rank]), {.num_threads = 1, .seed = kSeed, .collective_groups = groups});
@@ -93,7 +102,11 @@ int RunWorker(const std::string& model_name) {
     }
   }
   for (const std::string& name : t.variables) {
-    absl::StatusOr<Tensor> want = (*one)->GetVariable(name);
+    absl::StatusOr<Tensor> whole = (*one)->GetVariable(name);
+    if (!whole.ok()) return fail("reading " + name);
+    // A split Variable: this worker's share of one device's value.
+    absl::StatusOr<Tensor> want =
+        program->variable_shardings.contains(name) ? program->VariableShare(name, *whole, world->rank) : *whole;
     absl::StatusOr<Tensor> have = (*mine)->GetVariable(name);
     if (!want.ok() || !have.ok()) return fail("reading " + name);
     const double error = RelativeError(*have, *want);
@@ -102,19 +115,20 @@ int RunWorker(const std::string& model_name) {
       ++failures;
     }
   }
-  std::printf("rank %d of %d (%s, %s): %d steps, %zu variables, %d differences\n", world->rank, world->world_size,
-              world->backend.c_str(), model_name.c_str(), kSteps, t.variables.size(), failures);
+  std::printf("rank %d of %d (%s, %s, %s): %d steps, %zu variables, %d differences\n", world->rank, world->world_size,
+              world->backend.c_str(), model_name.c_str(), strategy_name.c_str(), kSteps, t.variables.size(), failures);
   return failures == 0 ? 0 : 1;
 }
 
 std::string SelfPath() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
 
-void ExpectJobMatchesOneDevice(int nproc, const std::string& backend, const std::string& model) {
+void ExpectJobMatchesOneDevice(int nproc, const std::string& backend, const std::string& model,
+                               const std::string& strategy = "mirrored") {
   std::ostringstream out, err, log;
   LaunchOptions options;
   options.nproc = nproc;
   options.backend = backend;
-  options.argv = {SelfPath(), kWorkerFlag, model};
+  options.argv = {SelfPath(), kWorkerFlag, model, strategy};
   options.worker_stdout = &out;
   options.worker_stderr = &err;
   absl::StatusOr<int> code = Launch(options, log);
@@ -122,7 +136,9 @@ void ExpectJobMatchesOneDevice(int nproc, const std::string& backend, const std:
   ASSERT_TRUE(code.ok()) << code.status() << "\n" << describe;
   EXPECT_EQ(*code, 0) << describe;
   for (int r = 0; r < nproc; ++r) {
-    EXPECT_NE(out.str().find(absl::StrCat("rank ", r, " of ", nproc, " (", backend)), std::string::npos) << describe;
+    EXPECT_NE(out.str().find(absl::StrCat("rank ", r, " of ", nproc, " (", backend, ", ", model, ", ", strategy)),
+              std::string::npos)
+        << describe;
   }
 }
 
@@ -133,6 +149,20 @@ TEST(MultiWorkerTest, MlpOverTwoGlooWorkersTrainsAsOneDevice) { ExpectJobMatches
 TEST(MultiWorkerTest, MlpOverFourGlooWorkersTrainsAsOneDevice) { ExpectJobMatchesOneDevice(4, "gloo", "mlp"); }
 
 TEST(MultiWorkerTest, LeNetOverTwoGlooWorkersTrainsAsOneDevice) { ExpectJobMatchesOneDevice(2, "gloo", "lenet"); }
+
+// ZeRO over processes: ReduceScatter of the gradients and AllGather of the updated
+// shares (stages 2, 3) and of the weights where they are used (stage 3) between workers.
+TEST(MultiWorkerTest, ZeroOverTwoGlooWorkersTrainsAsOneDevice) {
+  for (const char* stage : {"zero1", "zero2", "zero3"}) {
+    SCOPED_TRACE(stage);
+    ExpectJobMatchesOneDevice(2, "gloo", "mlp", stage);
+  }
+}
+
+TEST(MultiWorkerTest, LeNetZero2OverTwoMpiWorkersTrainsAsOneDevice) {
+  if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed";
+  ExpectJobMatchesOneDevice(2, "mpi", "lenet", "zero2");
+}
 
 TEST(MultiWorkerTest, MlpOverTwoMpiWorkersTrainsAsOneDevice) {
   if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed";
@@ -148,7 +178,7 @@ TEST(MultiWorkerTest, LeNetOverTwoMpiWorkersTrainsAsOneDevice) {
 }  // namespace tsr
 
 int main(int argc, char** argv) {
-  if (argc >= 3 && std::string(argv[1]) == tsr::kWorkerFlag) return tsr::RunWorker(argv[2]);
+  if (argc >= 4 && std::string(argv[1]) == tsr::kWorkerFlag) return tsr::RunWorker(argv[2], argv[3]);
   testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
