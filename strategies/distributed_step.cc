@@ -2,6 +2,7 @@
 #include "strategies/distributed_step.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -83,12 +84,15 @@ std::vector<std::pair<std::string, absl::StatusOr<Tensor>>> SharesOf(const Parti
 class PartitionedStep : public StepProgram {
  public:
   PartitionedStep(PartitionedProgram program, std::vector<int> device_ids,
-                  std::vector<std::unique_ptr<StepProgram>> devices, std::string summary)
+                  std::vector<std::unique_ptr<StepProgram>> devices, std::string summary,
+                  std::map<std::string, TensorType> whole_types, std::shared_ptr<CollectiveGroups> process_groups)
       : program_(std::move(program)),
         device_ids_(std::move(device_ids)),
         devices_(std::move(devices)),
         device_threads_(static_cast<int>(devices_.size())),
-        summary_(std::move(summary)) {}
+        summary_(std::move(summary)),
+        whole_types_(std::move(whole_types)),
+        process_groups_(std::move(process_groups)) {}
 
   absl::StatusOr<std::vector<Tensor>> Run(const Batch& feeds, uint64_t step, RunMetadata* metadata) override {
     const int n = static_cast<int>(devices_.size());
@@ -116,19 +120,20 @@ class PartitionedStep : public StepProgram {
     return names;
   }
   // A replicated Variable is read from the first device; a split one is assembled from
-  // every device's share (all of them must run in this process).
+  // every device's share. With one device per process, the shares come from the other
+  // processes: every process must read the same split Variables in the same order (the
+  // Trainer does: it syncs them at the same points of every rank's loop).
   absl::StatusOr<Tensor> ReadVariable(absl::string_view name) override {
     auto it = program_.variable_shardings.find(std::string(name));
     if (it == program_.variable_shardings.end() || !it->second.IsSplit()) return devices_[0]->ReadVariable(name);
-    if (static_cast<int>(devices_.size()) != program_.mesh.num_devices()) {
-      return absl::UnimplementedError(absl::StrCat("Variable '", name,
-                                                   "' is split over devices of other processes; reading it whole "
-                                                   "needs a gather across processes (not yet)"));
-    }
     std::vector<Tensor> shares;
-    for (auto& device : devices_) {
-      TSR_ASSIGN_OR_RETURN(Tensor share, device->ReadVariable(name));
-      shares.push_back(std::move(share));
+    if (static_cast<int>(devices_.size()) == program_.mesh.num_devices()) {
+      for (auto& device : devices_) {
+        TSR_ASSIGN_OR_RETURN(Tensor share, device->ReadVariable(name));
+        shares.push_back(std::move(share));
+      }
+    } else {
+      TSR_ASSIGN_OR_RETURN(shares, GatherShares(name));
     }
     return program_.AssembleVariable(name, shares);
   }
@@ -145,11 +150,41 @@ class PartitionedStep : public StepProgram {
   std::string Summary() const override { return summary_; }
 
  private:
+  // Every device's share of split Variable `name`, this process holding one: each
+  // process in turn broadcasts its share over the communicator spanning the mesh (rank
+  // = device), the others receive it into a buffer of that device's share shape.
+  absl::StatusOr<std::vector<Tensor>> GatherShares(absl::string_view name) {
+    auto type = whole_types_.find(std::string(name));
+    if (type == whole_types_.end() || process_groups_ == nullptr || devices_.size() != 1) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("Variable '", name, "' is split over the processes, and this step cannot gather it"));
+    }
+    std::vector<std::string> axes;
+    for (const MeshAxis& axis : program_.mesh.axes()) axes.push_back(axis.name);
+    TSR_ASSIGN_OR_RETURN(Collectives * world, process_groups_->ForAxes(axes));
+    TSR_ASSIGN_OR_RETURN(Tensor zeros, Tensor::Create(type->second.dtype, type->second.shape));
+    std::vector<Tensor> shares;
+    for (int d = 0; d < program_.mesh.num_devices(); ++d) {
+      Tensor share;
+      if (d == device_ids_[0]) {
+        TSR_ASSIGN_OR_RETURN(share, devices_[0]->ReadVariable(name));
+      } else {
+        TSR_ASSIGN_OR_RETURN(Tensor shaped, program_.VariableShare(name, zeros, d));
+        TSR_ASSIGN_OR_RETURN(share, Tensor::Create(shaped.dtype(), shaped.shape()));
+      }
+      TSR_RETURN_IF_ERROR(world->Broadcast(share, d, absl::StrCat("read ", name)).Wait());
+      shares.push_back(std::move(share));
+    }
+    return shares;
+  }
+
   PartitionedProgram program_;
   std::vector<int> device_ids_;  // the mesh device of each program in devices_
   std::vector<std::unique_ptr<StepProgram>> devices_;
   DeviceThreads device_threads_;  // runs devices_ at once, every step
   std::string summary_;
+  std::map<std::string, TensorType> whole_types_;     // of the Variables
+  std::shared_ptr<CollectiveGroups> process_groups_;  // with one device per process
 };
 
 absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strategy,
@@ -230,8 +265,11 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
                                      options.threads_per_device, " thread", options.threads_per_device == 1 ? "" : "s",
                                      ", ", program.collectives.size(), " collectives per step; device ",
                                      device_ids.front(), " ", devices->front()->Summary(), compile_failure);
+  std::map<std::string, TensorType> whole_types;
+  for (const auto& [name, value] : spec.variable_values) whole_types[name] = value.type();
   return std::make_unique<PartitionedStep>(std::move(program), std::move(device_ids), *std::move(devices),
-                                           std::move(summary));
+                                           std::move(summary), std::move(whole_types),
+                                           options.process_device >= 0 ? options.process_groups : nullptr);
 }
 
 }  // namespace

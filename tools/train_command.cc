@@ -69,7 +69,10 @@ constexpr absl::string_view kDescription =
     "data=D,model=M does both on a D x M mesh. --strategy zero1|zero2|zero3 --devices N is\n"
     "data parallelism with ZeRO's sharded state: each device keeps and updates 1/N of the\n"
     "optimizer slots (zero1), also gets only its 1/N of the reduced gradients (zero2), and\n"
-    "also holds only 1/N of the weights, gathered where they are used (zero3). --strategy\n"
+    "also holds only 1/N of the weights, gathered where they are used (zero3); in a job of\n"
+    "several processes (`tessera launch --nproc N -- tessera train ... --strategy zero2`, or\n"
+    "mpirun) the devices are the processes, as with multi-worker, and rank 0 gathers the\n"
+    "sharded state from every rank to write the checkpoints. --strategy\n"
     "pipeline --stages S --microbatches M cuts the model into S consecutive stages (balanced\n"
     "by FLOPs, or at --cut-points), each on its own virtual device, and runs each batch as M\n"
     "micro-batches through them in the 1F1B or GPipe schedule, accumulating the gradients\n"
@@ -192,9 +195,20 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   // The job's rank and size (rank 0 of 1 outside a launcher).
   absl::StatusOr<WorldInfo> world = WorldInfo{};
-  if (strategy_name == "multi-worker") {
+  const bool zero = strategy_name == "zero1" || strategy_name == "zero2" || strategy_name == "zero3";
+  if (strategy_name == "multi-worker" || zero) {
     world = WorldInfoFromEnvironment();
     if (!world.ok()) return Failure(err, "train", world.status());
+  }
+  // Data parallel over the job's processes, one device each: multi-worker always, ZeRO
+  // when the job has several processes.
+  const bool across_processes = strategy_name == "multi-worker" || (zero && world->world_size > 1);
+  if (zero && across_processes && devices != 1) {
+    return UsageError(err, "train",
+                      absl::StrCat("--devices does not apply to ", strategy_name,
+                                   " in a job of several processes: the job's process count does"));
+  }
+  if (across_processes) {
     if (world->rank != 0) {
       // One voice: rank 0 prints, writes TensorBoard logs and checkpoints and saves the
       // model. Every rank resumes from the checkpoints: the same weights (replicated), and
@@ -207,7 +221,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
     }
   }
   StrategySpec strategy_spec{.name = strategy_name,
-                             .devices = strategy_name == "multi-worker" ? world->world_size : static_cast<int>(devices),
+                             .devices = across_processes ? world->world_size : static_cast<int>(devices),
                              .mesh = mesh_text};
   ApplyPipelineFlags(pipeline, strategy_spec);
   absl::StatusOr<std::shared_ptr<const Strategy>> strategy = MakeStrategy(strategy_spec);
@@ -222,7 +236,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
     // Each device's program is compiled (or interpreted) as a one-device step would be.
     PartitionedStepOptions partitioned{.device_compiler = options.step_compiler,
                                        .threads_per_device = threads > 0 ? static_cast<int>(threads) : 1};
-    if (strategy_name == "multi-worker") {
+    if (across_processes) {
       // This process runs its own device, over the job's communicator.
       absl::StatusOr<std::shared_ptr<Collectives>> joined = JoinWorld(*world, CollectivesOptions{});
       if (!joined.ok()) return Failure(err, "train", joined.status());

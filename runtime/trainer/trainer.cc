@@ -276,8 +276,11 @@ absl::StatusOr<TrainResult> Trainer::Fit(std::shared_ptr<const Dataset> train, s
     TSR_ASSIGN_OR_RETURN(summary, SummaryWriter::Create(o.logdir));
   }
   auto save = [&](int64_t step, int64_t epoch) -> absl::Status {
-    if (!checkpoints.has_value() || !o.write_checkpoints) return absl::OkStatus();
+    if (!checkpoints.has_value()) return absl::OkStatus();
+    // Every rank syncs, the ones that do not write too: under a strategy whose Variables
+    // are split over the processes, reading them is a collective all ranks take part in.
     TSR_RETURN_IF_ERROR(SyncVariables());
+    if (!o.write_checkpoints) return absl::OkStatus();
     return checkpoints->Save(*session_, step, {{"epoch", absl::StrCat(epoch)}, {"schedule", schedule.ToString()}})
         .status();
   };

@@ -512,7 +512,24 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy multi-worker --checkpoint-dir "$ckpt"
     expect_code 0
     [[ $out == "[rank 0] $one_device"* ]] || fail "the resumed job ended elsewhere than one device: '$out' vs '$one_device'"
+    # ZeRO over the 2 processes (weights, slots and gradients sharded over the ranks): rank 0
+    # gathers the shards into its checkpoints, and a job resumed from them ends where one
+    # device does.
+    ckpt=$tmp/zero3_ckpt
+    run "$tessera" launch --nproc 2 -- "$tessera" train mlp --epochs 1 --max-steps 10 --batch-size 32 --seed 5 -q \
+      --strategy zero3 --checkpoint-dir "$ckpt" --checkpoint-every 10
+    expect_code 0
+    [[ -f $ckpt/checkpoint ]] || fail "zero3: rank 0 wrote no checkpoint in $ckpt"
+    run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy zero3 --checkpoint-dir "$ckpt"
+    expect_code 0
+    [[ $out == "[rank 0] $one_device"* ]] || fail "zero3: the resumed job ended elsewhere than one device: '$out'"
+    run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy zero2 --devices 2
+    expect_code 2
+    expect_err "--devices does not apply to zero2 in a job of several processes"
     if command -v mpirun >/dev/null && [[ -z ${TEST_TMPDIR:-} ]]; then
+      run "$tessera" launch --nproc 2 --backend mpi -- "$tessera" "${train[@]}" --strategy zero2
+      expect_code 0
+      [[ $out == "$one_device"* ]] || fail "mpi zero2: rank 0 ended elsewhere than one device: '$one_device'"
       run "$tessera" launch --nproc 2 --backend mpi -- "$tessera" "${train[@]}" --strategy multi-worker
       expect_code 0
       [[ $out == "$one_device"* ]] || fail "mpi: rank 0 ended elsewhere than one device: '$one_device'"
