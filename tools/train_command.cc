@@ -71,8 +71,8 @@ constexpr absl::string_view kDescription =
     "optimizer slots (zero1), also gets only its 1/N of the reduced gradients (zero2), and\n"
     "also holds only 1/N of the weights, gathered where they are used (zero3); in a job of\n"
     "several processes (`tessera launch --nproc N -- tessera train ... --strategy zero2`, or\n"
-    "mpirun) the devices are the processes, as with multi-worker, and rank 0 gathers the\n"
-    "sharded state from every rank to write the checkpoints. --strategy\n"
+    "mpirun) the devices are the processes, as with multi-worker (so are tensor-parallel's),\n"
+    "and rank 0 gathers the split state from every rank to write the checkpoints. --strategy\n"
     "pipeline --stages S --microbatches M cuts the model into S consecutive stages (balanced\n"
     "by FLOPs, or at --cut-points), each on its own virtual device, and runs each batch as M\n"
     "micro-batches through them in the 1F1B or GPipe schedule, accumulating the gradients\n"
@@ -195,15 +195,17 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   // The job's rank and size (rank 0 of 1 outside a launcher).
   absl::StatusOr<WorldInfo> world = WorldInfo{};
-  const bool zero = strategy_name == "zero1" || strategy_name == "zero2" || strategy_name == "zero3";
-  if (strategy_name == "multi-worker" || zero) {
+  // The strategies whose one-axis mesh may span the job's processes.
+  const bool spannable = strategy_name == "zero1" || strategy_name == "zero2" || strategy_name == "zero3" ||
+                         strategy_name == "tensor-parallel";
+  if (strategy_name == "multi-worker" || spannable) {
     world = WorldInfoFromEnvironment();
     if (!world.ok()) return Failure(err, "train", world.status());
   }
-  // Data parallel over the job's processes, one device each: multi-worker always, ZeRO
+  // One device per process of the job: multi-worker always; ZeRO and tensor parallelism
   // when the job has several processes.
-  const bool across_processes = strategy_name == "multi-worker" || (zero && world->world_size > 1);
-  if (zero && across_processes && devices != 1) {
+  const bool across_processes = strategy_name == "multi-worker" || (spannable && world->world_size > 1);
+  if (spannable && across_processes && devices != 1) {
     return UsageError(err, "train",
                       absl::StrCat("--devices does not apply to ", strategy_name,
                                    " in a job of several processes: the job's process count does"));
@@ -241,7 +243,9 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
       absl::StatusOr<std::shared_ptr<Collectives>> joined = JoinWorld(*world, CollectivesOptions{});
       if (!joined.ok()) return Failure(err, "train", joined.status());
       world_groups = std::make_shared<CollectiveGroupTable>();
-      world_groups->Add({"data"}, *std::move(joined));
+      // The job's communicator spans the strategy's one-axis mesh, "data" or "model".
+      world_groups->Add({"data"}, *joined);
+      world_groups->Add({"model"}, *std::move(joined));
       partitioned.process_device = world->rank;
       partitioned.process_groups = world_groups;
     }

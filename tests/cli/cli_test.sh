@@ -523,6 +523,10 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy zero3 --checkpoint-dir "$ckpt"
     expect_code 0
     [[ $out == "[rank 0] $one_device"* ]] || fail "zero3: the resumed job ended elsewhere than one device: '$out'"
+    # Tensor parallelism over the 2 processes: the weights split between them.
+    run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy tensor-parallel
+    expect_code 0
+    [[ $out == "[rank 0] $one_device"* ]] || fail "tensor-parallel: rank 0 ended elsewhere than one device: '$out'"
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy zero2 --devices 2
     expect_code 2
     expect_err "--devices does not apply to zero2 in a job of several processes"

@@ -2,10 +2,10 @@
 // workers of a job through the launcher (runtime/launch/launcher.h) — over Gloo (TCP on
 // loopback, rendezvous through the launcher's store) and over MPI (mpirun) — and each
 // worker trains its device of the data-parallel partition (mirrored, or ZeRO stage 1, 2
-// or 3: optimizer slots, gradients and weights sharded over the processes) for 20 steps
-// on its share of the global batches, beside one device training on the whole batches in
-// the same process; a worker whose losses or final Variables (its shares of the split
-// ones) differ from one device's by more than 1e-5 relative fails the job.
+// or 3: optimizer slots, gradients and weights sharded over the processes; or of the
+// tensor-parallel one) for 20 steps on its share of the global batches, beside one device training on the whole batches
+// in the same process; a worker whose losses or final Variables (its shares of the split ones) differ from one device's
+// by more than 1e-5 relative fails the job.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -22,6 +22,7 @@
 #include "runtime/launch/world_info.h"
 #include "runtime/session.h"
 #include "strategies/data_parallel.h"
+#include "strategies/tensor_parallel.h"
 #include "strategies/zero.h"
 #include "tests/partitioner/training_fixtures.h"
 #include "tools/world_collectives.h"
@@ -48,9 +49,11 @@ Model BuildModel(const std::string& name) {
   return {Training(*std::move(g), OptimizerKind::kMomentum), Shape{45, 784}};
 }
 
-// The strategy a job's workers partition by: "mirrored", or "zero1", "zero2", "zero3".
+// The strategy a job's workers partition by: "mirrored", "zero1", "zero2", "zero3" or
+// "tensor-parallel".
 std::unique_ptr<Strategy> MakeStrategy(const std::string& name, int world_size) {
   if (name.size() == 5 && name.rfind("zero", 0) == 0) return std::make_unique<ZeroStrategy>(name[4] - '0', world_size);
+  if (name == "tensor-parallel") return std::make_unique<TensorParallelStrategy>(world_size);
   return std::make_unique<MultiWorkerMirroredStrategy>(world_size);
 }
 
@@ -64,8 +67,10 @@ int RunWorker(const std::string& model_name, const std::string& strategy_name) {
   if (!world.ok()) return fail(world.status().ToString());
   absl::StatusOr<std::shared_ptr<Collectives>> joined = cli::JoinWorld(*world, {.timeout = absl::Seconds(60)});
   if (!joined.ok()) return fail(joined.status().ToString());
+  // The job's communicator spans the one-axis mesh: "data" or, tensor-parallel, "model".
   auto groups = std::make_shared<CollectiveGroupTable>();
   groups->Add({"data"}, *joined);
+  groups->Add({"model"}, *joined);
 
   Model model = BuildModel(model_name);
   const TrainingGraph& t = model.training;
@@ -157,6 +162,12 @@ TEST(MultiWorkerTest, ZeroOverTwoGlooWorkersTrainsAsOneDevice) {
     SCOPED_TRACE(stage);
     ExpectJobMatchesOneDevice(2, "gloo", "mlp", stage);
   }
+}
+
+// Megatron tensor parallelism over processes: the dense layers' weights split by columns
+// and rows between the workers, every worker on the whole batch.
+TEST(MultiWorkerTest, MlpTensorParallelOverTwoGlooWorkersTrainsAsOneDevice) {
+  ExpectJobMatchesOneDevice(2, "gloo", "mlp", "tensor-parallel");
 }
 
 TEST(MultiWorkerTest, LeNetZero2OverTwoMpiWorkersTrainsAsOneDevice) {
