@@ -2,11 +2,11 @@
 #include "strategies/pipeline_stage_runner.h"
 
 #include <algorithm>
+#include <mutex>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
 #include "runtime/session.h"
 
@@ -81,6 +81,10 @@ class CompiledStage : public PipelineStageRunner {
     absl::StatusOr<Graph> graph =
         PipelineCallGraph(graph_, fetches, update ? update_targets_ : std::vector<std::string>{});
     if (!graph.ok()) return fail(graph.status());
+    // Stages compile a late size on their own threads; one compile at a time, as the
+    // Trainer's other steps are compiled.
+    static std::mutex compile_mu;
+    std::lock_guard<std::mutex> lock(compile_mu);
     StepProgramSpec spec;
     spec.graph = &*graph;
     spec.fetches = fetches;
