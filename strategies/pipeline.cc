@@ -39,6 +39,19 @@ absl::StatusOr<StrategyPlan> PipelineStrategy::Plan(const Graph&) const {
 
 namespace {
 
+// Micro-batch m of `count` over `batch` rows: rows [begin, end), as even as they go.
+struct MicrobatchRows {
+  int64_t begin, end;
+};
+MicrobatchRows Microbatch(int64_t batch, int64_t count, int64_t m) {
+  return {batch * m / count, batch * (m + 1) / count};
+}
+
+// How many micro-batches a batch of `batch` rows is cut into (no empty ones).
+int64_t MicrobatchCount(const PipelinePlan& plan, int64_t batch) {
+  return batch > 0 ? std::min<int64_t>(plan.microbatches, batch) : 1;
+}
+
 // Tensors handed from the task that makes them to the tasks that read them, by (tensor,
 // micro-batch); an entry goes when its last reader took it.
 class Mailbox {
@@ -162,13 +175,13 @@ class PipelineStep : public StepProgram {
     for (const auto& [name, tensor] : feeds) {
       if (batch_inputs_.contains(name) && tensor.shape().rank() > 0) batch = tensor.shape().dim(0);
     }
-    const int M = batch > 0 ? static_cast<int>(std::min<int64_t>(plan_.microbatches, batch)) : 1;
+    const int M = static_cast<int>(MicrobatchCount(plan_, batch));
     std::vector<Batch> micro(M);
     std::vector<double> weight(M, 1.0);
     std::vector<int64_t> rows_of(M, 0);
     Batch whole;  // the feeds without a batch dimension
     for (int m = 0; m < M; ++m) {
-      const int64_t begin = batch > 0 ? batch * m / M : 0, end = batch > 0 ? batch * (m + 1) / M : 0;
+      const auto [begin, end] = batch > 0 ? Microbatch(batch, M, m) : MicrobatchRows{0, 0};
       if (batch > 0) weight[m] = static_cast<double>(end - begin) / static_cast<double>(batch);
       rows_of[m] = end - begin;
       for (const auto& [name, tensor] : feeds) {
@@ -380,10 +393,10 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
   }
   // The micro-batch sizes of the spec's batch: one or two.
   std::vector<int64_t> rows;
-  const int64_t micro = std::max<int64_t>(1, std::min<int64_t>(plan.microbatches, spec.batch));
-  for (int64_t m = 0; m < micro; ++m) {
-    const int64_t r = spec.batch * (m + 1) / micro - spec.batch * m / micro;
-    if (std::find(rows.begin(), rows.end(), r) == rows.end()) rows.push_back(r);
+  const int64_t count = MicrobatchCount(plan, spec.batch);
+  for (int64_t m = 0; m < count; ++m) {
+    const auto [begin, end] = Microbatch(spec.batch, count, m);
+    if (std::find(rows.begin(), rows.end(), end - begin) == rows.end()) rows.push_back(end - begin);
   }
   // Every stage's runner, compiled by `compiler` (or interpreted).
   const auto make_stages =

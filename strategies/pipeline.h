@@ -10,9 +10,9 @@
 // compiled (a program per call and micro-batch size) or on an interpreter Session
 // (pipeline_stage_runner.h); activations and gradients are handed between stages per
 // micro-batch (a stage waits for what it needs, with a timeout naming the stage,
-// micro-batch and tensor). It
-// returns the fetches one device would: batch-major ones concatenated over the
-// micro-batches, scalar ones (the mean loss) weighted by the micro-batches' shares.
+// micro-batch and tensor). It returns the fetches one device would: batch-major ones
+// concatenated over the micro-batches, scalar ones (the mean loss) weighted by the
+// micro-batches' shares.
 #ifndef TESSERA_STRATEGIES_PIPELINE_H_
 #define TESSERA_STRATEGIES_PIPELINE_H_
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <set>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -100,7 +101,10 @@ class CompiledStage : public PipelineStageRunner {
     Compiled& compiled = programs_[key];
     compiled.program = *std::move(program);
     compiled.synced = update ? version_ : -1;
-    if (update) update_ = compiled.program.get();
+    if (update) {
+      update_ = compiled.program.get();
+      for (const std::string& name : update_->VariableNames()) update_names_.insert(name);
+    }
     if (summary_.empty()) summary_ = compiled.program->Summary();
     return compiled.program.get();
   }
@@ -118,7 +122,7 @@ class CompiledStage : public PipelineStageRunner {
   }
 
   absl::StatusOr<Tensor> ReadVariable(absl::string_view name) override {
-    if (update_ != nullptr && Holds(*update_, name)) return update_->ReadVariable(name);
+    if (update_names_.contains(std::string(name))) return update_->ReadVariable(name);
     for (auto& [key, compiled] : programs_) {
       if (Holds(*compiled.program, name)) {
         TSR_RETURN_IF_ERROR(Sync(compiled));
@@ -163,7 +167,7 @@ class CompiledStage : public PipelineStageRunner {
       return absl::OkStatus();
     }
     for (const std::string& name : compiled.program->VariableNames()) {
-      if (!Holds(*update_, name)) continue;
+      if (!update_names_.contains(name)) continue;
       TSR_ASSIGN_OR_RETURN(Tensor value, update_->ReadVariable(name));
       TSR_RETURN_IF_ERROR(compiled.program->AssignVariable(name, value));
     }
@@ -179,7 +183,8 @@ class CompiledStage : public PipelineStageRunner {
   std::map<std::string, Tensor> initial_values_;
   std::map<Key, Compiled> programs_;
   StepProgram* update_ = nullptr;
-  int64_t version_ = 0;  // updates run so far
+  std::set<std::string> update_names_;  // the Variables update_ holds
+  int64_t version_ = 0;                 // updates run so far
   std::string summary_;
 };
 
