@@ -208,17 +208,18 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
           PartitionOptions{.batch = spec.batch, .targets = spec.targets, .reduce_scatter = plan.reduce_scatter}));
   std::vector<int> device_ids;
   std::vector<std::shared_ptr<CollectiveGroups>> groups;
+  std::vector<MeshAxisSize> axes;
+  for (const MeshAxis& axis : plan.mesh.axes()) axes.push_back(MeshAxisSize{axis.name, axis.size});
   if (options.process_device >= 0) {
     if (options.process_device >= plan.mesh.num_devices() || options.process_groups == nullptr) {
       return absl::InvalidArgumentError(
           absl::StrCat("this process runs device ", options.process_device, " of the mesh ", plan.mesh.ToString(),
                        options.process_groups == nullptr ? " but has no communicators" : ", which has no such device"));
     }
+    TSR_ASSIGN_OR_RETURN(std::shared_ptr<CollectiveGroups> mine, options.process_groups(axes));
     device_ids.push_back(options.process_device);
-    groups.push_back(options.process_groups);
+    groups.push_back(std::move(mine));
   } else {
-    std::vector<MeshAxisSize> axes;
-    for (const MeshAxis& axis : plan.mesh.axes()) axes.push_back(MeshAxisSize{axis.name, axis.size});
     TSR_ASSIGN_OR_RETURN(std::vector<std::shared_ptr<CollectiveGroupTable>> tables,
                          MakeInProcessMeshGroups(axes, options.collectives));
     for (int d = 0; d < plan.mesh.num_devices(); ++d) {
@@ -269,7 +270,7 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
   for (const auto& [name, value] : spec.variable_values) whole_types[name] = value.type();
   return std::make_unique<PartitionedStep>(std::move(program), std::move(device_ids), *std::move(devices),
                                            std::move(summary), std::move(whole_types),
-                                           options.process_device >= 0 ? options.process_groups : nullptr);
+                                           options.process_device >= 0 ? groups.front() : nullptr);
 }
 
 }  // namespace

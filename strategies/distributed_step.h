@@ -14,7 +14,9 @@
 #ifndef TESSERA_STRATEGIES_DISTRIBUTED_STEP_H_
 #define TESSERA_STRATEGIES_DISTRIBUTED_STEP_H_
 
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "runtime/collectives/collective_groups.h"
 #include "runtime/collectives/collectives.h"
@@ -23,17 +25,22 @@
 
 namespace tsr {
 
+// The communicators of this process's device for a mesh (its axes in mesh order); called
+// with the mesh of each step partitioned, so a maker that joins them caches them per mesh.
+using MeshGroupsMaker =
+    std::function<absl::StatusOr<std::shared_ptr<CollectiveGroups>>(const std::vector<MeshAxisSize>& mesh)>;
+
 struct PartitionedStepOptions {
   // Makes each device's program from its partitioned graph; null: the interpreter.
   StepCompiler device_compiler;
   int threads_per_device = 1;
   CollectivesOptions collectives;  // how long a device waits for the others
-  // Several processes (MultiWorkerMirroredStrategy under `tessera launch` or mpirun):
-  // this process runs only device `process_device` of the mesh, whose communicators
-  // (spanning the processes: MPI, Gloo) are `process_groups`. -1: every device runs
+  // Several processes (`tessera launch` or mpirun; one device per process): this process
+  // runs only device `process_device` of the plan's mesh, whose communicators (spanning
+  // the processes: MPI, Gloo) `process_groups` gives for that mesh. -1: every device runs
   // here, on in-process communicators.
   int process_device = -1;
-  std::shared_ptr<CollectiveGroups> process_groups;
+  MeshGroupsMaker process_groups;
 };
 
 StepCompiler PartitionedStepCompiler(std::shared_ptr<const Strategy> strategy, PartitionedStepOptions options = {});

@@ -15,7 +15,7 @@
 #include "graph/builder/nn.h"
 #include "graph/builder/optimizers.h"
 #include "graph/proto/graph_def_io.h"
-#include "runtime/collectives/collective_groups.h"
+#include "partitioner/device_mesh.h"
 #include "runtime/data/idx_reader.h"
 #include "runtime/launch/world_info.h"
 #include "runtime/trainer/trainer.h"
@@ -71,8 +71,10 @@ constexpr absl::string_view kDescription =
     "optimizer slots (zero1), also gets only its 1/N of the reduced gradients (zero2), and\n"
     "also holds only 1/N of the weights, gathered where they are used (zero3); in a job of\n"
     "several processes (`tessera launch --nproc N -- tessera train ... --strategy zero2`, or\n"
-    "mpirun) the devices are the processes, as with multi-worker (so are tensor-parallel's),\n"
-    "and rank 0 gathers the split state from every rank to write the checkpoints. --strategy\n"
+    "mpirun) the devices are the processes, as with multi-worker (so are tensor-parallel's,\n"
+    "and hybrid's when the job has D x M processes: each row and column of the mesh gets a\n"
+    "communicator of its own), and rank 0 gathers the split state from every rank to write\n"
+    "the checkpoints. --strategy\n"
     "pipeline --stages S --microbatches M cuts the model into S consecutive stages (balanced\n"
     "by FLOPs, or at --cut-points), each on its own virtual device, and runs each batch as M\n"
     "micro-batches through them in the 1F1B or GPipe schedule, accumulating the gradients\n"
@@ -197,7 +199,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   absl::StatusOr<WorldInfo> world = WorldInfo{};
   // The strategies whose one-axis mesh may span the job's processes.
   const bool spannable = strategy_name == "zero1" || strategy_name == "zero2" || strategy_name == "zero3" ||
-                         strategy_name == "tensor-parallel";
+                         strategy_name == "tensor-parallel" || strategy_name == "hybrid";
   if (strategy_name == "multi-worker" || spannable) {
     world = WorldInfoFromEnvironment();
     if (!world.ok()) return Failure(err, "train", world.status());
@@ -205,7 +207,18 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   // One device per process of the job: multi-worker always; ZeRO and tensor parallelism
   // when the job has several processes.
   const bool across_processes = strategy_name == "multi-worker" || (spannable && world->world_size > 1);
-  if (spannable && across_processes && devices != 1) {
+  if (strategy_name == "hybrid" && across_processes) {
+    // One device of the mesh per process: the mesh must have as many as the job.
+    absl::StatusOr<DeviceMesh> mesh = DeviceMesh::Parse(mesh_text);
+    if (mesh.ok() && mesh->num_devices() != world->world_size) {
+      return UsageError(err, "train",
+                        absl::StrCat("--mesh ", mesh_text, " has ", mesh->num_devices(), " devices but the job has ",
+                                     world->world_size,
+                                     " processes: in a job of several processes each runs one "
+                                     "device of the mesh"));
+    }
+  }
+  if (spannable && strategy_name != "hybrid" && across_processes && devices != 1) {
     return UsageError(err, "train",
                       absl::StrCat("--devices does not apply to ", strategy_name,
                                    " in a job of several processes: the job's process count does"));
@@ -222,9 +235,10 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
       quiet = true;
     }
   }
-  StrategySpec strategy_spec{.name = strategy_name,
-                             .devices = across_processes ? world->world_size : static_cast<int>(devices),
-                             .mesh = mesh_text};
+  StrategySpec strategy_spec{
+      .name = strategy_name,
+      .devices = across_processes && strategy_name != "hybrid" ? world->world_size : static_cast<int>(devices),
+      .mesh = mesh_text};
   ApplyPipelineFlags(pipeline, strategy_spec);
   absl::StatusOr<std::shared_ptr<const Strategy>> strategy = MakeStrategy(strategy_spec);
   if (!strategy.ok()) return UsageError(err, "train", strategy.status().message());
@@ -233,7 +247,6 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
 #else
   if (!dump_ir.empty()) return UsageError(err, "train", "--dump-ir: this build has no compiler (MLIR not found)");
 #endif
-  std::shared_ptr<CollectiveGroupTable> world_groups;
   if (*strategy != nullptr) {
     // Each device's program is compiled (or interpreted) as a one-device step would be.
     PartitionedStepOptions partitioned{.device_compiler = options.step_compiler,
@@ -242,12 +255,8 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
       // This process runs its own device, over the job's communicator.
       absl::StatusOr<std::shared_ptr<Collectives>> joined = JoinWorld(*world, CollectivesOptions{});
       if (!joined.ok()) return Failure(err, "train", joined.status());
-      world_groups = std::make_shared<CollectiveGroupTable>();
-      // The job's communicator spans the strategy's one-axis mesh, "data" or "model".
-      world_groups->Add({"data"}, *joined);
-      world_groups->Add({"model"}, *std::move(joined));
       partitioned.process_device = world->rank;
-      partitioned.process_groups = world_groups;
+      partitioned.process_groups = JoinedMeshGroups(*world, *std::move(joined), CollectivesOptions{});
     }
     options.step_compiler = PartitionedStepCompiler(*std::move(strategy), std::move(partitioned));
     // A step the strategy cannot partition is an error, not one device's training.

@@ -2,6 +2,7 @@
 #include "runtime/collectives/collective_groups.h"
 
 #include <cstdint>
+#include <map>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -26,8 +27,10 @@ absl::StatusOr<Collectives*> CollectiveGroupTable::ForAxes(absl::Span<const std:
                                           known.empty() ? "none" : absl::StrJoin(known, ", ")));
 }
 
-absl::StatusOr<std::vector<std::shared_ptr<CollectiveGroupTable>>> MakeInProcessMeshGroups(
-    const std::vector<MeshAxisSize>& axes, const CollectivesOptions& options) {
+namespace {
+
+// The mesh's device count; errors as MeshGroupsOfDevice's.
+absl::StatusOr<int> CheckMesh(const std::vector<MeshAxisSize>& axes) {
   if (axes.empty()) return absl::InvalidArgumentError("a device mesh needs at least one axis");
   if (axes.size() > 16) return absl::InvalidArgumentError("a device mesh has at most 16 axes");
   absl::flat_hash_set<std::string> names;
@@ -41,48 +44,57 @@ absl::StatusOr<std::vector<std::shared_ptr<CollectiveGroupTable>>> MakeInProcess
       return absl::InvalidArgumentError(absl::StrCat("mesh axis '", axis.name, "' appears twice"));
     }
     devices *= axis.size;
-    if (devices > 4096) return absl::InvalidArgumentError("an in-process mesh has at most 4096 devices");
+    if (devices > 4096) return absl::InvalidArgumentError("a device mesh has at most 4096 devices");
+  }
+  return static_cast<int>(devices);
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<MeshGroup>> MeshGroupsOfDevice(const std::vector<MeshAxisSize>& axes, int device) {
+  TSR_ASSIGN_OR_RETURN(const int devices, CheckMesh(axes));
+  if (device < 0 || device >= devices) {
+    return absl::InvalidArgumentError(absl::StrCat("device ", device, " is not in a mesh of ", devices, " devices"));
   }
   const int rank = static_cast<int>(axes.size());
-  std::vector<std::shared_ptr<CollectiveGroupTable>> tables(devices);
-  for (auto& table : tables) table = std::make_shared<CollectiveGroupTable>();
-
-  // The coordinates of device d, row-major (the last axis fastest).
-  auto coordinates = [&](int64_t d) {
-    std::vector<int> c(rank);
-    for (int a = rank - 1; a >= 0; --a) {
-      c[a] = static_cast<int>(d % axes[a].size);
-      d /= axes[a].size;
-    }
-    return c;
-  };
+  // The device's coordinates, row-major (the last axis fastest).
+  std::vector<int> c(rank);
+  for (int a = rank - 1, d = device; a >= 0; --a) {
+    c[a] = d % axes[a].size;
+    d /= axes[a].size;
+  }
+  std::vector<MeshGroup> groups;
   for (uint32_t subset = 1; subset < (1u << rank); ++subset) {
-    std::vector<std::string> subset_names;
-    int group_size = 1;
+    MeshGroup group;
     for (int a = 0; a < rank; ++a) {
       if (subset & (1u << a)) {
-        subset_names.push_back(axes[a].name);
-        group_size *= axes[a].size;
+        group.axes.push_back(axes[a].name);
+        group.rank = group.rank * axes[a].size + c[a];
+        group.size *= axes[a].size;
+      } else {
+        group.index = group.index * axes[a].size + c[a];
       }
     }
-    // Groups keyed by the coordinates outside the subset; a device's rank in its group is
-    // its row-major position over the subset's coordinates — devices are visited in that
-    // order within each group.
-    std::map<std::vector<int>, std::vector<int64_t>> groups;
-    for (int64_t d = 0; d < devices; ++d) {
-      std::vector<int> c = coordinates(d);
-      std::vector<int> key;
-      for (int a = 0; a < rank; ++a) {
-        if (!(subset & (1u << a))) key.push_back(c[a]);
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<CollectiveGroupTable>>> MakeInProcessMeshGroups(
+    const std::vector<MeshAxisSize>& axes, const CollectivesOptions& options) {
+  TSR_ASSIGN_OR_RETURN(const int devices, CheckMesh(axes));
+  std::vector<std::shared_ptr<CollectiveGroupTable>> tables(devices);
+  for (auto& table : tables) table = std::make_shared<CollectiveGroupTable>();
+  // One communicator per group, made when its first device comes.
+  std::map<std::pair<std::vector<std::string>, int>, std::shared_ptr<InProcessCommunicator>> communicators;
+  for (int d = 0; d < devices; ++d) {
+    TSR_ASSIGN_OR_RETURN(std::vector<MeshGroup> groups, MeshGroupsOfDevice(axes, d));
+    for (MeshGroup& group : groups) {
+      std::shared_ptr<InProcessCommunicator>& communicator = communicators[{group.axes, group.index}];
+      if (communicator == nullptr) {
+        TSR_ASSIGN_OR_RETURN(communicator, InProcessCommunicator::Create(group.size, options));
       }
-      groups[key].push_back(d);
-    }
-    for (const auto& [key, members] : groups) {
-      TSR_ASSIGN_OR_RETURN(std::shared_ptr<InProcessCommunicator> communicator,
-                           InProcessCommunicator::Create(group_size, options));
-      for (int r = 0; r < group_size; ++r) {
-        tables[members[r]]->Add(subset_names, std::shared_ptr<Collectives>(communicator->ForRank(r)));
-      }
+      tables[d]->Add(std::move(group.axes), std::shared_ptr<Collectives>(communicator->ForRank(group.rank)));
     }
   }
   return tables;

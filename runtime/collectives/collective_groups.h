@@ -6,8 +6,10 @@
 // `mesh_axes` attribute); their kernels ask the device's groups for the communicator
 // (kernels/collective_kernels.cc).
 //
-// `CollectiveGroupTable` holds them as a table; `MakeInProcessMeshGroups` builds the
-// tables of every device of a mesh whose devices are threads of this process.
+// `CollectiveGroupTable` holds them as a table; `MeshGroupsOfDevice` says which groups a
+// device belongs to (what a backend needs to make them: MPI's split colours and keys,
+// Gloo's rendezvous names); `MakeInProcessMeshGroups` builds the tables of every device
+// of a mesh whose devices are threads of this process.
 #ifndef TESSERA_RUNTIME_COLLECTIVES_COLLECTIVE_GROUPS_H_
 #define TESSERA_RUNTIME_COLLECTIVES_COLLECTIVE_GROUPS_H_
 
@@ -47,11 +49,23 @@ struct MeshAxisSize {
   int size = 1;
 };
 
-// For a mesh of prod(sizes) devices, numbered row-major over `axes` (the last axis
-// fastest), the groups of each device, in device order: for every non-empty subset of
-// the axes, one in-process communicator per group of devices that share their
-// coordinates on the other axes. InvalidArgument for an empty mesh, a size < 1 or a
-// repeated axis name.
+// One group of mesh devices: those that share their coordinates on the axes outside
+// `axes`.
+struct MeshGroup {
+  std::vector<std::string> axes;  // a non-empty subset of the mesh's axes, in mesh order
+  int index = 0;                  // which group: row-major over the coordinates outside `axes`
+  int rank = 0;                   // the device's place in it: row-major over its coordinates on `axes`
+  int size = 1;                   // devices in the group: the product of the sizes of `axes`
+};
+
+// The groups device `device` of a mesh of prod(sizes) devices, numbered row-major over
+// `axes` (the last axis fastest), belongs to: one per non-empty subset of the axes, in
+// the same order for every device. InvalidArgument for an empty mesh, a size < 1, a
+// repeated axis name, more than 16 axes or 4096 devices, or a device outside the mesh.
+absl::StatusOr<std::vector<MeshGroup>> MeshGroupsOfDevice(const std::vector<MeshAxisSize>& axes, int device);
+
+// For a mesh as above, the groups of each device, in device order: for every group
+// (MeshGroupsOfDevice), one in-process communicator. Errors as MeshGroupsOfDevice's.
 absl::StatusOr<std::vector<std::shared_ptr<CollectiveGroupTable>>> MakeInProcessMeshGroups(
     const std::vector<MeshAxisSize>& axes, const CollectivesOptions& options = {});
 

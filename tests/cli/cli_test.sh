@@ -527,6 +527,14 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy tensor-parallel
     expect_code 0
     [[ $out == "[rank 0] $one_device"* ]] || fail "tensor-parallel: rank 0 ended elsewhere than one device: '$out'"
+    # Data x tensor parallelism on a 2 x 2 mesh of 4 processes: the batch split between the
+    # mesh's rows, the weights between its columns, communicators over each row and column.
+    run "$tessera" launch --nproc 4 -- "$tessera" "${train[@]}" --strategy hybrid --mesh data=2,model=2
+    expect_code 0
+    [[ $out == "[rank 0] $one_device"* ]] || fail "hybrid: rank 0 ended elsewhere than one device: '$out'"
+    run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy hybrid --mesh data=2,model=2
+    expect_code 2
+    expect_err "--mesh data=2,model=2 has 4 devices but the job has 2 processes"
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy zero2 --devices 2
     expect_code 2
     expect_err "--devices does not apply to zero2 in a job of several processes"

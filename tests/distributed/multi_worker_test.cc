@@ -3,9 +3,9 @@
 // loopback, rendezvous through the launcher's store) and over MPI (mpirun) — and each
 // worker trains its device of the data-parallel partition (mirrored, or ZeRO stage 1, 2
 // or 3: optimizer slots, gradients and weights sharded over the processes; or of the
-// tensor-parallel one) for 20 steps on its share of the global batches, beside one device training on the whole batches
-// in the same process; a worker whose losses or final Variables (its shares of the split ones) differ from one device's
-// by more than 1e-5 relative fails the job.
+// tensor-parallel one, or of the hybrid data x tensor one on a 2 x 2 mesh) for 20 steps on its share of the global
+// batches, beside one device training on the whole batches in the same process; a worker whose losses or final
+// Variables (its shares of the split ones) differ from one device's by more than 1e-5 relative fails the job.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -49,11 +49,12 @@ Model BuildModel(const std::string& name) {
   return {Training(*std::move(g), OptimizerKind::kMomentum), Shape{45, 784}};
 }
 
-// The strategy a job's workers partition by: "mirrored", "zero1", "zero2", "zero3" or
-// "tensor-parallel".
+// The strategy a job's workers partition by: "mirrored", "zero1", "zero2", "zero3",
+// "tensor-parallel" or "hybrid" (data=2 x model=world_size/2).
 std::unique_ptr<Strategy> MakeStrategy(const std::string& name, int world_size) {
   if (name.size() == 5 && name.rfind("zero", 0) == 0) return std::make_unique<ZeroStrategy>(name[4] - '0', world_size);
   if (name == "tensor-parallel") return std::make_unique<TensorParallelStrategy>(world_size);
+  if (name == "hybrid") return std::make_unique<HybridStrategy>(2, world_size / 2);
   return std::make_unique<MultiWorkerMirroredStrategy>(world_size);
 }
 
@@ -67,11 +68,6 @@ int RunWorker(const std::string& model_name, const std::string& strategy_name) {
   if (!world.ok()) return fail(world.status().ToString());
   absl::StatusOr<std::shared_ptr<Collectives>> joined = cli::JoinWorld(*world, {.timeout = absl::Seconds(60)});
   if (!joined.ok()) return fail(joined.status().ToString());
-  // The job's communicator spans the one-axis mesh: "data" or, tensor-parallel, "model".
-  auto groups = std::make_shared<CollectiveGroupTable>();
-  groups->Add({"data"}, *joined);
-  groups->Add({"model"}, *joined);
-
   Model model = BuildModel(model_name);
   const TrainingGraph& t = model.training;
   const std::vector<TrainingBatch> batches = RandomBatches(model.batch_shape, kSteps, 77);
@@ -80,12 +76,19 @@ int RunWorker(const std::string& model_name, const std::string& strategy_name) {
   absl::StatusOr<std::unique_ptr<Session>> one = Session::Create(t.graph.Clone(), {.num_threads = 1, .seed = kSeed});
   absl::StatusOr<StrategyPlan> plan = MakeStrategy(strategy_name, world->world_size)->Plan(t.graph);
   if (!one.ok() || !plan.ok()) return fail("setting up: " + (one.ok() ? plan.status() : one.status()).ToString());
+  // This worker's device's communicators: the job's over the whole mesh, new ones over
+  // the groups of a two-axis mesh's rows and columns.
+  std::vector<MeshAxisSize> axes;
+  for (const MeshAxis& axis : plan->mesh.axes()) axes.push_back({axis.name, axis.size});
+  absl::StatusOr<std::shared_ptr<CollectiveGroupTable>> groups =
+      cli::JoinMeshGroups(*world, *joined, axes, {.timeout = absl::Seconds(60)});
+  if (!groups.ok()) return fail(groups.status().ToString());
   absl::StatusOr<PartitionedProgram> program =
       PartitionGraph(t.graph, plan->mesh, plan->annotations,
                      {.batch = model.batch_shape.dim(0), .targets = t.updates, .reduce_scatter = plan->reduce_scatter});
   if (!program.ok()) return fail(program.status().ToString());
   absl::StatusOr<std::unique_ptr<Session>> mine = Session::Create(
-      std::move(program->devices[world->rank]), {.num_threads = 1, .seed = kSeed, .collective_groups = groups});
+      std::move(program->devices[world->rank]), {.num_threads = 1, .seed = kSeed, .collective_groups = *groups});
   if (!mine.ok()) return fail(mine.status().ToString());
 
   int failures = 0;
@@ -168,6 +171,19 @@ TEST(MultiWorkerTest, ZeroOverTwoGlooWorkersTrainsAsOneDevice) {
 // and rows between the workers, every worker on the whole batch.
 TEST(MultiWorkerTest, MlpTensorParallelOverTwoGlooWorkersTrainsAsOneDevice) {
   ExpectJobMatchesOneDevice(2, "gloo", "mlp", "tensor-parallel");
+}
+
+// Data x tensor parallelism over processes: a 2 x 2 mesh of four workers, the batch split
+// between the mesh's rows and the dense layers' weights between its columns. Each worker
+// all-reduces gradients with its column's other row and the layers' partial sums with
+// its row's other column: communicators over two of the four processes.
+TEST(MultiWorkerTest, MlpHybridOverFourGlooWorkersTrainsAsOneDevice) {
+  ExpectJobMatchesOneDevice(4, "gloo", "mlp", "hybrid");
+}
+
+TEST(MultiWorkerTest, MlpHybridOverFourMpiWorkersTrainsAsOneDevice) {
+  if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed";
+  ExpectJobMatchesOneDevice(4, "mpi", "mlp", "hybrid");
 }
 
 TEST(MultiWorkerTest, LeNetZero2OverTwoMpiWorkersTrainsAsOneDevice) {

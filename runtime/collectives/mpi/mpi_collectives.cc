@@ -608,4 +608,19 @@ absl::StatusOr<std::unique_ptr<MpiCollectives>> MpiCollectives::Create(Collectiv
       std::move(core), std::make_unique<MpiPointToPoint>(p2p_comm, rank, world_size, options.timeout)));
 }
 
+absl::StatusOr<std::unique_ptr<MpiCollectives>> MpiCollectives::CreateSplit(CollectivesOptions options, int color,
+                                                                            int key, MPI_Comm comm) {
+  if (color < 0) return absl::InvalidArgumentError(absl::StrCat("MpiCollectives: split colour ", color, " < 0"));
+  TSR_RETURN_IF_ERROR(InitializeMpi().status());
+  MPI_Comm split = MPI_COMM_NULL;
+  {
+    ScopedMpiCall mpi;
+    TSR_RETURN_IF_ERROR(MpiStatus(MPI_Comm_split(comm, color, key, &split), "MpiCollectives: MPI_Comm_split"));
+  }
+  absl::StatusOr<std::unique_ptr<MpiCollectives>> created = Create(options, split);
+  ScopedMpiCall mpi;
+  MPI_Comm_free(&split);  // Create duplicated it
+  return created;
+}
+
 }  // namespace tsr

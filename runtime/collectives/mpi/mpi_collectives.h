@@ -105,6 +105,11 @@ class MpiCollectives : public Collectives {
   // complete with Cancelled.
   static absl::StatusOr<std::unique_ptr<MpiCollectives>> Create(CollectivesOptions options,
                                                                 MPI_Comm comm = MPI_COMM_WORLD);
+  // A communicator over the processes of `comm` that pass the same `color`, ranked by
+  // `key` (MPI_Comm_split): one group of a device mesh whose devices are processes
+  // (collective_groups.h's MeshGroup index and rank). A collective call over `comm`.
+  static absl::StatusOr<std::unique_ptr<MpiCollectives>> CreateSplit(CollectivesOptions options, int color, int key,
+                                                                     MPI_Comm comm = MPI_COMM_WORLD);
 
   // Whether a timeout has poisoned the communicator (its collectives fail at once).
   virtual bool poisoned() const = 0;
