@@ -192,14 +192,22 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
                                                            const StepProgramSpec& spec) {
   if (spec.graph == nullptr) return absl::InvalidArgumentError("no graph to partition");
   TSR_ASSIGN_OR_RETURN(StrategyPlan plan, strategy.Plan(*spec.graph));
+  std::vector<MeshAxisSize> axes;
+  for (const MeshAxis& axis : plan.mesh.axes()) axes.push_back(MeshAxisSize{axis.name, axis.size});
+  if (options.process_device >= 0 && options.process_groups == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("this process runs device ", options.process_device, " of the mesh ",
+                                                   plan.mesh.ToString(), " but has no communicators"));
+  }
   if (plan.pipeline.has_value()) {
+    PipelineStepOptions pipeline{.threads_per_stage = options.threads_per_device,
+                                 .stage_compiler = options.device_compiler,
+                                 .timeout = options.collectives.timeout};
     if (options.process_device >= 0) {
-      return absl::UnimplementedError("pipeline stages run in one process (not yet across processes)");
+      // One stage per process.
+      TSR_ASSIGN_OR_RETURN(pipeline.process_groups, options.process_groups(axes));
+      pipeline.process_stage = options.process_device;
     }
-    return MakePipelineStep(*plan.pipeline, spec,
-                            {.threads_per_stage = options.threads_per_device,
-                             .stage_compiler = options.device_compiler,
-                             .timeout = options.collectives.timeout});
+    return MakePipelineStep(*plan.pipeline, spec, pipeline);
   }
   TSR_ASSIGN_OR_RETURN(
       PartitionedProgram program,
@@ -208,13 +216,11 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
           PartitionOptions{.batch = spec.batch, .targets = spec.targets, .reduce_scatter = plan.reduce_scatter}));
   std::vector<int> device_ids;
   std::vector<std::shared_ptr<CollectiveGroups>> groups;
-  std::vector<MeshAxisSize> axes;
-  for (const MeshAxis& axis : plan.mesh.axes()) axes.push_back(MeshAxisSize{axis.name, axis.size});
   if (options.process_device >= 0) {
-    if (options.process_device >= plan.mesh.num_devices() || options.process_groups == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("this process runs device ", options.process_device, " of the mesh ", plan.mesh.ToString(),
-                       options.process_groups == nullptr ? " but has no communicators" : ", which has no such device"));
+    if (options.process_device >= plan.mesh.num_devices()) {
+      return absl::InvalidArgumentError(absl::StrCat("this process runs device ", options.process_device,
+                                                     " of the mesh ", plan.mesh.ToString(),
+                                                     ", which has no such device"));
     }
     TSR_ASSIGN_OR_RETURN(std::shared_ptr<CollectiveGroups> mine, options.process_groups(axes));
     device_ids.push_back(options.process_device);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -136,16 +137,23 @@ absl::Status Accumulate(Tensor& acc, const Tensor& g, double weight, const std::
 
 class PipelineStep : public StepProgram {
  public:
+  // `stages`: a runner per stage (null for those of other processes); `communicator`: the
+  // job's over {"pipe"}, with one stage per process.
   PipelineStep(PipelinePlan plan, PipelineProgram program, std::vector<std::unique_ptr<PipelineStageRunner>> stages,
-               const StepProgramSpec& spec, PipelineStepOptions options, std::string compile_failure)
+               const StepProgramSpec& spec, PipelineStepOptions options, std::string compile_failure,
+               Collectives* communicator)
       : plan_(std::move(plan)),
         program_(std::move(program)),
         stages_(std::move(stages)),
-        stage_threads_(static_cast<int>(stages_.size())),
+        stage_threads_(options.process_stage >= 0 ? 1 : static_cast<int>(stages_.size())),
         fetches_(spec.fetches),
         options_(options),
         tasks_(PipelineTasks(plan_.schedule, plan_.stages, plan_.microbatches)),
-        compile_failure_(std::move(compile_failure)) {
+        compile_failure_(std::move(compile_failure)),
+        communicator_(communicator) {
+    if (distributed()) {
+      for (const auto& [name, value] : spec.variable_values) variable_types_[name] = value.type();
+    }
     for (const Node* node : spec.graph->nodes()) {
       if (node->op() != "Placeholder") continue;
       const Shape& shape = node->output_type(0).shape;
@@ -163,8 +171,14 @@ class PipelineStep : public StepProgram {
     for (const PipelineTransfer& t : program_.transfers) {
       if (t.kind == PipelineTransfer::Kind::kAccumulated) {
         accumulated_.insert(t.tensor);
-      } else {
+      } else if (Local(t)) {
         ++readers_[t.tensor];
+      } else if (t.from == options_.process_stage) {
+        send_to_[t.tensor].insert(t.to);
+      } else if (t.to == options_.process_stage) {
+        // The Placeholder it feeds here gives its type (its batch dimension the micro-batch's).
+        const Node* feed = program_.stages[t.to].graph.FindNode(t.feed);
+        if (feed != nullptr) received_types_[{t.from, t.tensor}] = feed->output_type(0);
       }
     }
   }
@@ -206,6 +220,10 @@ class PipelineStep : public StepProgram {
     std::map<std::string, Tensor> accumulated;
     std::map<std::string, std::vector<Tensor>> fetched;
     for (const std::string& f : fetches_) fetched[f].resize(M);
+    // With one stage per process: what the other stages send here, posted up front.
+    std::map<std::pair<std::string, int>, Received> received;
+    TSR_RETURN_IF_ERROR(PostReceives(M, rows_of, received));
+    std::vector<std::pair<Tensor, CollectiveHandle>> sends;  // tensors kept until sent
 
     auto data_feeds = [&](int s, const Batch& from) {
       Batch out;
@@ -223,8 +241,18 @@ class PipelineStep : public StepProgram {
       for (const PipelineTransfer& x : program_.transfers) {
         if (x.to != s || x.kind == PipelineTransfer::Kind::kAccumulated) continue;
         if ((x.kind == PipelineTransfer::Kind::kActivation) != forward) continue;
-        TSR_ASSIGN_OR_RETURN(Tensor value, box.Take(x.tensor, m, s));
-        in.emplace_back(x.feed, std::move(value));
+        if (Local(x)) {
+          TSR_ASSIGN_OR_RETURN(Tensor value, box.Take(x.tensor, m, s));
+          in.emplace_back(x.feed, std::move(value));
+          continue;
+        }
+        Received& r = received.at({x.tensor, m});
+        if (absl::Status status = r.handle.Wait(); !status.ok()) {
+          return absl::Status(status.code(),
+                              absl::StrCat("pipeline stage ", s, " receiving '", x.tensor, "' of micro-batch ", m,
+                                           " from stage ", x.from, ": ", status.message()));
+        }
+        in.emplace_back(x.feed, r.value);
       }
       const std::vector<std::string>& names = forward ? stage.forward_fetches : stage.backward_fetches;
       if (names.empty()) return absl::OkStatus();
@@ -240,6 +268,11 @@ class PipelineStep : public StepProgram {
           if (where.first == s && where.second == names[i]) fetched[fetch][m] = (*out)[i];
         }
         if (auto r = readers_.find(names[i]); r != readers_.end()) box.Put(names[i], m, s, (*out)[i], r->second);
+        if (auto to = send_to_.find(names[i]); to != send_to_.end()) {
+          for (int peer : to->second) {
+            sends.emplace_back((*out)[i], communicator_->Send((*out)[i], peer, Message(names[i], m)));
+          }
+        }
         if (!forward && accumulated_.contains(names[i])) {
           std::lock_guard<std::mutex> lock(mu);
           TSR_RETURN_IF_ERROR(Accumulate(accumulated[names[i]], (*out)[i], weight[m], names[i]));
@@ -247,7 +280,7 @@ class PipelineStep : public StepProgram {
       }
       return absl::OkStatus();
     };
-    TSR_RETURN_IF_ERROR(stage_threads_.Run([&](int s) -> absl::Status {
+    TSR_RETURN_IF_ERROR(RunStages([&](int s) -> absl::Status {
       for (const PipelineTask& t : tasks_[s]) {
         if (t.microbatch >= M) continue;
         absl::Status status = task(s, t);
@@ -260,9 +293,11 @@ class PipelineStep : public StepProgram {
     }));
     stats_.microbatches = M;
     stats_.peak_held_bytes = box.peak();
+    for (auto& [tensor, handle] : sends) TSR_RETURN_IF_ERROR(handle.Wait());
+    TSR_RETURN_IF_ERROR(ExchangeAccumulated(accumulated));
 
     // The updates, once, from the gradients accumulated over the micro-batches.
-    TSR_RETURN_IF_ERROR(stage_threads_.Run([&](int s) -> absl::Status {
+    TSR_RETURN_IF_ERROR(RunStages([&](int s) -> absl::Status {
       const PipelineStageProgram& stage = program_.stages[s];
       if (stage.update_targets.empty()) return absl::OkStatus();
       Batch in = data_feeds(s, whole);
@@ -281,7 +316,26 @@ class PipelineStep : public StepProgram {
       }
       return absl::OkStatus();
     }));
-    return Combine(fetched, weight, batch);
+    std::vector<Tensor> out;
+    for (const std::string& f : fetches_) {
+      const int owner = program_.fetches.at(f).first;
+      if (!distributed()) {
+        TSR_ASSIGN_OR_RETURN(out.emplace_back(), Combine(f, fetched.at(f), weight, batch));
+        continue;
+      }
+      // Computed by one stage's process: it broadcasts the value to the others.
+      Tensor value;
+      if (owner == options_.process_stage) {
+        TSR_ASSIGN_OR_RETURN(value, Combine(f, fetched.at(f), weight, batch));
+      } else {
+        Shape shape = fetch_types_.at(f).shape;
+        if (shape.rank() > 0 && shape.dim(0) == kBatchDim) shape.set_dim(0, std::max<int64_t>(batch, 0));
+        TSR_ASSIGN_OR_RETURN(value, Tensor::Create(fetch_types_.at(f).dtype, shape));
+      }
+      TSR_RETURN_IF_ERROR(communicator_->Broadcast(value, owner, absl::StrCat("pipeline fetch ", f)).Wait());
+      out.push_back(std::move(value));
+    }
+    return out;
   }
 
   std::vector<std::string> VariableNames() const override {
@@ -294,67 +348,149 @@ class PipelineStep : public StepProgram {
     if (it == program_.variable_stages.end()) {
       return absl::NotFoundError(absl::StrCat("the pipeline has no Variable '", name, "'"));
     }
-    return stages_[it->second.front()]->ReadVariable(name);
+    const int owner = it->second.front();
+    if (!distributed()) return stages_[owner]->ReadVariable(name);
+    // Held by another process: broadcast from the first stage holding it.
+    Tensor value;
+    if (owner == options_.process_stage) {
+      TSR_ASSIGN_OR_RETURN(value, stages_[owner]->ReadVariable(name));
+    } else {
+      auto type = variable_types_.find(std::string(name));
+      if (type == variable_types_.end()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("Variable '", name, "' is held by pipeline stage ", owner, ", whose type this process lacks"));
+      }
+      TSR_ASSIGN_OR_RETURN(value, Tensor::Create(type->second.dtype, type->second.shape));
+    }
+    TSR_RETURN_IF_ERROR(communicator_->Broadcast(value, owner, absl::StrCat("read ", name)).Wait());
+    return value;
   }
   absl::Status AssignVariable(absl::string_view name, const Tensor& value) override {
     auto it = program_.variable_stages.find(std::string(name));
     if (it == program_.variable_stages.end()) {
       return absl::NotFoundError(absl::StrCat("the pipeline has no Variable '", name, "'"));
     }
-    for (int s : it->second) TSR_RETURN_IF_ERROR(stages_[s]->AssignVariable(name, value));
+    if (distributed()) variable_types_[std::string(name)] = value.type();
+    for (int s : it->second) {
+      if (stages_[s] != nullptr) TSR_RETURN_IF_ERROR(stages_[s]->AssignVariable(name, value));
+    }
     return absl::OkStatus();
   }
   std::string Summary() const override {
     std::vector<std::string> flops;
     for (const PipelineStageProgram& stage : program_.stages) flops.push_back(absl::StrCat(stage.forward_flops));
-    return absl::StrFormat("%s: bubble %.1f%%, forward FLOPs per example by stage %s; stage 0 %s%s",
-                           PipelineStrategy(plan_).name(),
-                           100.0 * PipelineBubbleFraction(plan_.stages, plan_.microbatches),
-                           absl::StrJoin(flops, " / "), stages_.front()->Summary(), compile_failure_);
+    const int shown = distributed() ? options_.process_stage : 0;
+    return absl::StrFormat(
+        "%s: bubble %.1f%%, forward FLOPs per example by stage %s; stage %d%s %s%s", PipelineStrategy(plan_).name(),
+        100.0 * PipelineBubbleFraction(plan_.stages, plan_.microbatches), absl::StrJoin(flops, " / "), shown,
+        distributed() ? " (this process)" : "", stages_[shown]->Summary(), compile_failure_);
   }
 
   const PipelineRunStats& stats() const { return stats_; }
 
  private:
-  // One device's fetches: batch-major ones concatenated, scalars weighted by the shares.
-  absl::StatusOr<std::vector<Tensor>> Combine(const std::map<std::string, std::vector<Tensor>>& fetched,
-                                              const std::vector<double>& weight, int64_t batch) const {
-    std::vector<Tensor> out;
-    for (const std::string& f : fetches_) {
-      const std::vector<Tensor>& parts = fetched.at(f);
-      for (size_t m = 0; m < parts.size(); ++m) {
-        if (!parts[m].valid())
-          return absl::InternalError(absl::StrCat("output '", f, "' of micro-batch ", m, " is missing"));
-      }
-      if (parts.size() == 1) {
-        out.push_back(parts[0]);
-        continue;
-      }
-      const TensorType& type = fetch_types_.at(f);
-      if (type.shape.rank() > 0 && type.shape.dim(0) == kBatchDim) {
-        Shape shape = parts[0].shape();
-        shape.set_dim(0, batch);
-        TSR_ASSIGN_OR_RETURN(Tensor whole, Tensor::Create(parts[0].dtype(), shape));
-        int64_t row = 0;
-        for (const Tensor& part : parts) {
-          std::vector<int64_t> offset(shape.rank(), 0);
-          offset[0] = row;
-          TSR_RETURN_IF_ERROR(InsertBlock(whole, offset, part));
-          row += part.shape().dim(0);
+  // A posted receive of a tensor another stage's process sends here.
+  struct Received {
+    Tensor value;
+    CollectiveHandle handle = CollectiveHandle::Ready(absl::OkStatus());
+  };
+
+  bool distributed() const { return options_.process_stage >= 0; }
+  // A transfer between two stages of this process (in-process: every one).
+  bool Local(const PipelineTransfer& t) const { return !distributed() || (t.from == t.to); }
+  // Runs fn for every stage of this process: each on its own thread, or the one here.
+  absl::Status RunStages(const std::function<absl::Status(int stage)>& fn) {
+    if (distributed()) return fn(options_.process_stage);
+    return stage_threads_.Run(fn);
+  }
+  static std::string Message(absl::string_view tensor, int microbatch) {
+    return absl::StrCat(tensor, " of micro-batch ", microbatch);
+  }
+
+  // Posts the Recv of everything the other stages' processes send this one in a step of
+  // M micro-batches, in the order each sends: its tasks in schedule order, each task's
+  // outputs in fetch order (the sender's loop in Run).
+  absl::Status PostReceives(int M, const std::vector<int64_t>& rows_of,
+                            std::map<std::pair<std::string, int>, Received>& received) {
+    if (!distributed()) return absl::OkStatus();
+    for (int from = 0; from < plan_.stages; ++from) {
+      if (from == options_.process_stage) continue;
+      for (const PipelineTask& t : tasks_[from]) {
+        if (t.microbatch >= M) continue;
+        const PipelineStageProgram& stage = program_.stages[from];
+        for (const std::string& name :
+             t.kind == PipelineTask::Kind::kForward ? stage.forward_fetches : stage.backward_fetches) {
+          auto type = received_types_.find({from, name});
+          if (type == received_types_.end()) continue;
+          Shape shape = type->second.shape;
+          if (shape.rank() > 0 && shape.dim(0) == kBatchDim) shape.set_dim(0, rows_of[t.microbatch]);
+          Received& r = received[{name, t.microbatch}];
+          TSR_ASSIGN_OR_RETURN(r.value, Tensor::Create(type->second.dtype, shape));
+          r.handle = communicator_->Recv(r.value, from, Message(name, t.microbatch));
         }
-        out.push_back(std::move(whole));
-      } else if (type.shape.rank() == 0 && (type.dtype == DType::kF32 || type.dtype == DType::kF64)) {
-        double sum = 0;
-        for (size_t m = 0; m < parts.size(); ++m) sum += weight[m] * parts[m].GetAsDouble(0);
-        out.push_back(type.dtype == DType::kF32 ? Tensor::Scalar<float>(static_cast<float>(sum))
-                                                : Tensor::Scalar<double>(sum));
-      } else {
-        return absl::UnimplementedError(absl::StrCat("output '", f, "' (", type.ToString(),
-                                                     ") is neither batch-major nor a scalar mean; micro-batches "
-                                                     "cannot be combined into it"));
       }
     }
-    return out;
+    return absl::OkStatus();
+  }
+
+  // With one stage per process: the gradients a stage accumulated for another's update
+  // (a Variable used on several stages), sent once per step, in the transfers' order.
+  absl::Status ExchangeAccumulated(std::map<std::string, Tensor>& accumulated) {
+    if (!distributed()) return absl::OkStatus();
+    std::vector<CollectiveHandle> pending;
+    for (const PipelineTransfer& x : program_.transfers) {
+      if (x.kind != PipelineTransfer::Kind::kAccumulated || x.from == x.to) continue;
+      if (x.from == options_.process_stage) {
+        auto it = accumulated.find(x.tensor);
+        if (it == accumulated.end()) {
+          return absl::InternalError(
+              absl::StrCat("pipeline stage ", x.from, ": no gradient '", x.tensor, "' accumulated for stage ", x.to));
+        }
+        pending.push_back(communicator_->Send(it->second, x.to, Message(x.tensor, -1)));
+      } else if (x.to == options_.process_stage) {
+        const Node* feed = program_.stages[x.to].graph.FindNode(x.feed);
+        if (feed == nullptr)
+          return absl::InternalError(absl::StrCat("pipeline stage ", x.to, " has no '", x.feed, "'"));
+        TSR_ASSIGN_OR_RETURN(Tensor value, Tensor::Create(feed->output_type(0).dtype, feed->output_type(0).shape));
+        accumulated[x.tensor] = value;
+        pending.push_back(communicator_->Recv(accumulated[x.tensor], x.from, Message(x.tensor, -1)));
+      }
+    }
+    for (CollectiveHandle& handle : pending) TSR_RETURN_IF_ERROR(handle.Wait());
+    return absl::OkStatus();
+  }
+
+  // Fetch `f` over the micro-batches: batch-major parts concatenated, scalars weighted
+  // by the micro-batches' shares.
+  absl::StatusOr<Tensor> Combine(const std::string& f, const std::vector<Tensor>& parts,
+                                 const std::vector<double>& weight, int64_t batch) const {
+    for (size_t m = 0; m < parts.size(); ++m) {
+      if (!parts[m].valid())
+        return absl::InternalError(absl::StrCat("output '", f, "' of micro-batch ", m, " is missing"));
+    }
+    if (parts.size() == 1) return parts[0];
+    const TensorType& type = fetch_types_.at(f);
+    if (type.shape.rank() > 0 && type.shape.dim(0) == kBatchDim) {
+      Shape shape = parts[0].shape();
+      shape.set_dim(0, batch);
+      TSR_ASSIGN_OR_RETURN(Tensor whole, Tensor::Create(parts[0].dtype(), shape));
+      int64_t row = 0;
+      for (const Tensor& part : parts) {
+        std::vector<int64_t> offset(shape.rank(), 0);
+        offset[0] = row;
+        TSR_RETURN_IF_ERROR(InsertBlock(whole, offset, part));
+        row += part.shape().dim(0);
+      }
+      return whole;
+    }
+    if (type.shape.rank() == 0 && (type.dtype == DType::kF32 || type.dtype == DType::kF64)) {
+      double sum = 0;
+      for (size_t m = 0; m < parts.size(); ++m) sum += weight[m] * parts[m].GetAsDouble(0);
+      return type.dtype == DType::kF32 ? Tensor::Scalar<float>(static_cast<float>(sum)) : Tensor::Scalar<double>(sum);
+    }
+    return absl::UnimplementedError(absl::StrCat("output '", f, "' (", type.ToString(),
+                                                 ") is neither batch-major nor a scalar mean; micro-batches "
+                                                 "cannot be combined into it"));
   }
 
   PipelinePlan plan_;
@@ -366,10 +502,17 @@ class PipelineStep : public StepProgram {
   std::vector<std::vector<PipelineTask>> tasks_;
   std::set<std::string> batch_inputs_;
   std::map<std::string, TensorType> fetch_types_;
-  std::map<std::string, int> readers_;  // tensors handed to other tasks: how many read each
+  std::map<std::string, int> readers_;  // tensors handed to tasks of this process: how many read each
   std::set<std::string> accumulated_;   // gradients summed over the micro-batches
   PipelineRunStats stats_;
   std::string compile_failure_;  // why the stages are interpreted though a compiler was given
+  // With one stage per process: the communicator (rank = stage), the stages each tensor
+  // made here is sent to, the types of the tensors received by (sender, name), and the
+  // Variables' types (to receive a Variable another stage holds).
+  Collectives* communicator_ = nullptr;
+  std::map<std::string, std::set<int>> send_to_;
+  std::map<std::pair<int, std::string>, TensorType> received_types_;
+  std::map<std::string, TensorType> variable_types_;
 };
 
 }  // namespace
@@ -377,6 +520,19 @@ class PipelineStep : public StepProgram {
 absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan& plan, const StepProgramSpec& spec,
                                                               const PipelineStepOptions& options) {
   if (spec.graph == nullptr) return absl::InvalidArgumentError("no graph to pipeline");
+  Collectives* communicator = nullptr;
+  if (options.process_stage >= 0) {
+    if (options.process_stage >= plan.stages || options.process_groups == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("this process runs pipeline stage ", options.process_stage, " of ", plan.stages,
+                       options.process_groups == nullptr ? " but has no communicator" : ", which has no such stage"));
+    }
+    TSR_ASSIGN_OR_RETURN(communicator, options.process_groups->ForAxes({"pipe"}));
+    if (communicator->world_size() != plan.stages) {
+      return absl::InvalidArgumentError(absl::StrCat("a pipeline of ", plan.stages, " stages over a communicator of ",
+                                                     communicator->world_size(), " processes (one stage each)"));
+    }
+  }
   TSR_ASSIGN_OR_RETURN(PipelineProgram program,
                        SplitPipelineStages(*spec.graph, PipelineSplitOptions{.stages = plan.stages,
                                                                              .cut_points = plan.cut_points,
@@ -401,8 +557,9 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
   // Every stage's runner, compiled by `compiler` (or interpreted).
   const auto make_stages =
       [&](const StepCompiler& compiler) -> absl::StatusOr<std::vector<std::unique_ptr<PipelineStageRunner>>> {
-    std::vector<std::unique_ptr<PipelineStageRunner>> stages;
+    std::vector<std::unique_ptr<PipelineStageRunner>> stages(program.stages.size());
     for (size_t s = 0; s < program.stages.size(); ++s) {
+      if (options.process_stage >= 0 && static_cast<int>(s) != options.process_stage) continue;  // another process's
       absl::StatusOr<std::unique_ptr<PipelineStageRunner>> stage =
           compiler
               ? CompilePipelineStage(program.stages[s], rows, compiler, options.threads_per_stage, spec.seed,
@@ -411,7 +568,7 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
       if (!stage.ok()) {
         return absl::Status(stage.status().code(), absl::StrCat("pipeline stage ", s, ": ", stage.status().message()));
       }
-      stages.push_back(*std::move(stage));
+      stages[s] = *std::move(stage);
     }
     return stages;
   };
@@ -424,7 +581,7 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
   }
   if (!stages.ok()) return stages.status();
   return std::make_unique<PipelineStep>(plan, std::move(program), *std::move(stages), spec, options,
-                                        std::move(compile_failure));
+                                        std::move(compile_failure), communicator);
 }
 
 PipelineRunStats LastPipelineRunStats(const StepProgram& program) {

@@ -6,11 +6,12 @@
 // one device training on the global batch. Stages are balanced by forward FLOPs, or
 // start at the given cut points (partitioner/pipeline_stages.h).
 //
-// `PipelineStep` runs such a plan in-process: one thread per stage, whose calls run
+// `PipelineStep` runs such a plan: in-process, one thread per stage, whose calls run
 // compiled (a program per call and micro-batch size) or on an interpreter Session
 // (pipeline_stage_runner.h); activations and gradients are handed between stages per
 // micro-batch (a stage waits for what it needs, with a timeout naming the stage,
-// micro-batch and tensor). It returns the fetches one device would: batch-major ones
+// micro-batch and tensor) -- or one stage per process of a job, handed over by the
+// job's communicator. It returns the fetches one device would: batch-major ones
 // concatenated over the micro-batches, scalar ones (the mean loss) weighted by the
 // micro-batches' shares.
 #ifndef TESSERA_STRATEGIES_PIPELINE_H_
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "runtime/collectives/collective_groups.h"
 #include "runtime/trainer/step_program.h"
 #include "strategies/strategy.h"
 
@@ -42,6 +44,16 @@ struct PipelineStepOptions {
   // stage does not compile, the whole pipeline runs interpreted and its Summary says why.
   StepCompiler stage_compiler;
   absl::Duration timeout = absl::Minutes(5);  // how long a stage waits for another's tensor
+  // Several processes (`tessera launch`, mpirun; one stage per process): this process
+  // runs only stage `process_stage`. The communicator of `process_groups` over {"pipe"}
+  // (rank = stage) carries what the stages hand each other: each step posts its Recvs
+  // first, in the order the other stages will Send (both sides follow the schedule), so
+  // a stage never waits for a transfer it posted late; the fetches are broadcast from
+  // the stage computing them and a Variable from the first stage holding it -- so every
+  // process reads the same Variables in the same order. Its waits time out as the
+  // communicator's do. -1: every stage runs in this process, one thread each.
+  int process_stage = -1;
+  std::shared_ptr<CollectiveGroups> process_groups;
 };
 
 // The pipelined step of `spec` (its graph, fetches and update targets).

@@ -78,7 +78,9 @@ constexpr absl::string_view kDescription =
     "pipeline --stages S --microbatches M cuts the model into S consecutive stages (balanced\n"
     "by FLOPs, or at --cut-points), each on its own virtual device, and runs each batch as M\n"
     "micro-batches through them in the 1F1B or GPipe schedule, accumulating the gradients\n"
-    "before one update; its summary line gives the schedule's bubble fraction.";
+    "before one update; its summary line gives the schedule's bubble fraction. In a job of\n"
+    "several processes each process runs one stage (--stages defaults to the process count)\n"
+    "and sends its activations and gradients to the next and previous stage's process.";
 
 absl::Status ParseDouble(absl::string_view flag, const std::string& text, double* out) {
   if (!absl::SimpleAtod(text, out) || !std::isfinite(*out)) {
@@ -199,7 +201,7 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   absl::StatusOr<WorldInfo> world = WorldInfo{};
   // The strategies whose one-axis mesh may span the job's processes.
   const bool spannable = strategy_name == "zero1" || strategy_name == "zero2" || strategy_name == "zero3" ||
-                         strategy_name == "tensor-parallel" || strategy_name == "hybrid";
+                         strategy_name == "tensor-parallel" || strategy_name == "hybrid" || strategy_name == "pipeline";
   if (strategy_name == "multi-worker" || spannable) {
     world = WorldInfoFromEnvironment();
     if (!world.ok()) return Failure(err, "train", world.status());
@@ -218,7 +220,9 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
                                      "device of the mesh"));
     }
   }
-  if (spannable && strategy_name != "hybrid" && across_processes && devices != 1) {
+  // Strategies whose devices are not --devices: hybrid's --mesh, pipeline's --stages.
+  const bool own_devices = strategy_name == "hybrid" || strategy_name == "pipeline";
+  if (spannable && !own_devices && across_processes && devices != 1) {
     return UsageError(err, "train",
                       absl::StrCat("--devices does not apply to ", strategy_name,
                                    " in a job of several processes: the job's process count does"));
@@ -237,9 +241,18 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
   }
   StrategySpec strategy_spec{
       .name = strategy_name,
-      .devices = across_processes && strategy_name != "hybrid" ? world->world_size : static_cast<int>(devices),
+      .devices = across_processes && !own_devices ? world->world_size : static_cast<int>(devices),
       .mesh = mesh_text};
   ApplyPipelineFlags(pipeline, strategy_spec);
+  if (strategy_name == "pipeline" && across_processes) {
+    // One stage per process: --stages defaults to the job's process count.
+    if (strategy_spec.stages == 0) strategy_spec.stages = world->world_size;
+    if (strategy_spec.stages != world->world_size) {
+      return UsageError(err, "train",
+                        absl::StrCat("--stages ", strategy_spec.stages, " but the job has ", world->world_size,
+                                     " processes: in a job of several processes each runs one stage"));
+    }
+  }
   absl::StatusOr<std::shared_ptr<const Strategy>> strategy = MakeStrategy(strategy_spec);
   if (!strategy.ok()) return UsageError(err, "train", strategy.status().message());
 #ifdef TESSERA_HAS_COMPILER

@@ -532,6 +532,14 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     run "$tessera" launch --nproc 4 -- "$tessera" "${train[@]}" --strategy hybrid --mesh data=2,model=2
     expect_code 0
     [[ $out == "[rank 0] $one_device"* ]] || fail "hybrid: rank 0 ended elsewhere than one device: '$out'"
+    # Pipeline over 2 processes: one (compiled) stage each, activations and gradients sent
+    # between them; every rank gets the loss from the last stage.
+    run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy pipeline --microbatches 4
+    expect_code 0
+    [[ $out == "[rank 0] $one_device"* ]] || fail "pipeline: rank 0 ended elsewhere than one device: '$out'"
+    run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy pipeline --stages 3
+    expect_code 2
+    expect_err "--stages 3 but the job has 2 processes"
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy hybrid --mesh data=2,model=2
     expect_code 2
     expect_err "--mesh data=2,model=2 has 4 devices but the job has 2 processes"

@@ -3,7 +3,8 @@
 // loopback, rendezvous through the launcher's store) and over MPI (mpirun) — and each
 // worker trains its device of the data-parallel partition (mirrored, or ZeRO stage 1, 2
 // or 3: optimizer slots, gradients and weights sharded over the processes; or of the
-// tensor-parallel one, or of the hybrid data x tensor one on a 2 x 2 mesh) for 20 steps on its share of the global
+// tensor-parallel one, or of the hybrid data x tensor one on a 2 x 2 mesh; or runs its stage of a
+// pipeline) for 20 steps on its share of the global
 // batches, beside one device training on the whole batches in the same process; a worker whose losses or final
 // Variables (its shares of the split ones) differ from one device's by more than 1e-5 relative fails the job.
 #include <cstdio>
@@ -22,6 +23,7 @@
 #include "runtime/launch/world_info.h"
 #include "runtime/session.h"
 #include "strategies/data_parallel.h"
+#include "strategies/pipeline.h"
 #include "strategies/tensor_parallel.h"
 #include "strategies/zero.h"
 #include "tests/partitioner/training_fixtures.h"
@@ -58,6 +60,79 @@ std::unique_ptr<Strategy> MakeStrategy(const std::string& name, int world_size) 
   return std::make_unique<MultiWorkerMirroredStrategy>(world_size);
 }
 
+// One worker of a pipeline over the job's processes ("pipeline-1f1b" or "pipeline-gpipe":
+// one stage per process, 4 micro-batches): every rank runs the step on the whole batch
+// and gets the loss and logits (broadcast by the last stage); at the end every rank reads
+// every Variable (broadcast by the stage holding it). Returns 0 when all equal one
+// device's.
+int RunPipelineWorker(const WorldInfo& world, std::shared_ptr<Collectives> joined, const std::string& model_name,
+                      const std::string& strategy_name) {
+  auto fail = [](const std::string& what) {
+    std::fprintf(stderr, "worker: %s\n", what.c_str());
+    return 1;
+  };
+  Model model = BuildModel(model_name);
+  const TrainingGraph& t = model.training;
+  const std::vector<TrainingBatch> batches = RandomBatches(model.batch_shape, kSteps, 77);
+  const Tensor rate = Tensor::Scalar<float>(model_name == "lenet" ? 0.002f : 0.05f);
+  absl::StatusOr<std::unique_ptr<Session>> one = Session::Create(t.graph.Clone(), {.num_threads = 1, .seed = kSeed});
+  if (!one.ok()) return fail(one.status().ToString());
+
+  const PipelinePlan plan{.stages = world.world_size,
+                          .microbatches = 4,
+                          .schedule = strategy_name == "pipeline-gpipe" ? PipelineScheduleKind::kGPipe
+                                                                        : PipelineScheduleKind::kOneForwardOneBackward};
+  absl::StatusOr<std::shared_ptr<CollectiveGroupTable>> groups =
+      cli::JoinMeshGroups(world, std::move(joined), {{"pipe", world.world_size}}, {.timeout = absl::Seconds(60)});
+  if (!groups.ok()) return fail(groups.status().ToString());
+  StepProgramSpec spec;
+  spec.graph = &t.graph;
+  spec.fetches = {"loss", "logits"};
+  spec.targets = t.updates;
+  spec.batch = model.batch_shape.dim(0);
+  spec.threads = 1;
+  spec.seed = kSeed;
+  for (const std::string& name : t.variables) {
+    absl::StatusOr<Tensor> value = (*one)->GetVariable(name);
+    if (!value.ok()) return fail(value.status().ToString());
+    spec.variable_values[name] = *value;
+  }
+  absl::StatusOr<std::unique_ptr<StepProgram>> mine = MakePipelineStep(
+      plan, spec, {.timeout = absl::Seconds(60), .process_stage = world.rank, .process_groups = *groups});
+  if (!mine.ok()) return fail(mine.status().ToString());
+
+  int failures = 0;
+  for (int s = 0; s < kSteps; ++s) {
+    const Batch feeds = {{"image", batches[s].image}, {"labels", batches[s].labels}, {"learning_rate", rate}};
+    absl::StatusOr<std::vector<Tensor>> expected =
+        (*one)->Run(feeds, {"loss", "logits"}, RunOptions{.targets = t.updates});
+    absl::StatusOr<std::vector<Tensor>> got = (*mine)->Run(feeds, s, nullptr);
+    if (!expected.ok()) return fail(expected.status().ToString());
+    if (!got.ok()) return fail(absl::StrCat("step ", s, ": ", got.status().ToString()));
+    const double want = (*expected)[0].GetAsDouble(0), have = (*got)[0].GetAsDouble(0);
+    if (std::abs(have - want) > 1e-5 * std::abs(want)) {
+      std::fprintf(stderr, "worker %d step %d: loss %.9g but one device %.9g\n", world.rank, s, have, want);
+      ++failures;
+    }
+    if (const double error = RelativeError((*got)[1], (*expected)[1]); error > 1e-5) {
+      std::fprintf(stderr, "worker %d step %d: logits differ by %.3g relative\n", world.rank, s, error);
+      ++failures;
+    }
+  }
+  for (const std::string& name : t.variables) {
+    absl::StatusOr<Tensor> want = (*one)->GetVariable(name);
+    absl::StatusOr<Tensor> have = (*mine)->ReadVariable(name);
+    if (!want.ok() || !have.ok()) return fail("reading " + name);
+    if (const double error = RelativeError(*have, *want); error > 1e-5) {
+      std::fprintf(stderr, "worker %d: variable %s differs by %.3g relative\n", world.rank, name.c_str(), error);
+      ++failures;
+    }
+  }
+  std::printf("rank %d of %d (%s, %s, %s): %d steps, %zu variables, %d differences\n", world.rank, world.world_size,
+              world.backend.c_str(), model_name.c_str(), strategy_name.c_str(), kSteps, t.variables.size(), failures);
+  return failures == 0 ? 0 : 1;
+}
+
 // One worker: returns 0 when its device trains as one device does, 1 otherwise.
 int RunWorker(const std::string& model_name, const std::string& strategy_name) {
   auto fail = [](const std::string& what) {
@@ -68,6 +143,9 @@ int RunWorker(const std::string& model_name, const std::string& strategy_name) {
   if (!world.ok()) return fail(world.status().ToString());
   absl::StatusOr<std::shared_ptr<Collectives>> joined = cli::JoinWorld(*world, {.timeout = absl::Seconds(60)});
   if (!joined.ok()) return fail(joined.status().ToString());
+  if (strategy_name.rfind("pipeline", 0) == 0)
+    return RunPipelineWorker(*world, *std::move(joined), model_name, strategy_name);
+
   Model model = BuildModel(model_name);
   const TrainingGraph& t = model.training;
   const std::vector<TrainingBatch> batches = RandomBatches(model.batch_shape, kSteps, 77);
@@ -184,6 +262,24 @@ TEST(MultiWorkerTest, MlpHybridOverFourGlooWorkersTrainsAsOneDevice) {
 TEST(MultiWorkerTest, MlpHybridOverFourMpiWorkersTrainsAsOneDevice) {
   if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed";
   ExpectJobMatchesOneDevice(4, "mpi", "mlp", "hybrid");
+}
+
+// Pipeline parallelism over processes: one stage per worker, activations and gradients
+// sent between them per micro-batch (Send/Recv), in the 1F1B and GPipe schedules.
+TEST(MultiWorkerTest, MlpPipelineOverTwoGlooWorkersTrainsAsOneDevice) {
+  for (const char* schedule : {"pipeline-1f1b", "pipeline-gpipe"}) {
+    SCOPED_TRACE(schedule);
+    ExpectJobMatchesOneDevice(2, "gloo", "mlp", schedule);
+  }
+}
+
+TEST(MultiWorkerTest, MlpPipelineOverThreeGlooWorkersTrainsAsOneDevice) {
+  ExpectJobMatchesOneDevice(3, "gloo", "mlp", "pipeline-1f1b");
+}
+
+TEST(MultiWorkerTest, LeNetPipelineOverTwoMpiWorkersTrainsAsOneDevice) {
+  if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed";
+  ExpectJobMatchesOneDevice(2, "mpi", "lenet", "pipeline-1f1b");
 }
 
 TEST(MultiWorkerTest, LeNetZero2OverTwoMpiWorkersTrainsAsOneDevice) {
