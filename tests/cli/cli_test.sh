@@ -533,10 +533,18 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     expect_code 0
     [[ $out == "[rank 0] $one_device"* ]] || fail "hybrid: rank 0 ended elsewhere than one device: '$out'"
     # Pipeline over 2 processes: one (compiled) stage each, activations and gradients sent
-    # between them; every rank gets the loss from the last stage.
-    run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy pipeline --microbatches 4
+    # between them; every rank gets the loss from the last stage, and each stage's weights
+    # from the stage holding them for the checkpoint at step 10, which a second job
+    # resumes from.
+    ckpt=$tmp/pipeline_ckpt
+    run "$tessera" launch --nproc 2 -- "$tessera" train mlp --epochs 1 --max-steps 10 --batch-size 32 --seed 5 -q \
+      --strategy pipeline --microbatches 4 --checkpoint-dir "$ckpt" --checkpoint-every 10
     expect_code 0
-    [[ $out == "[rank 0] $one_device"* ]] || fail "pipeline: rank 0 ended elsewhere than one device: '$out'"
+    [[ -f $ckpt/checkpoint ]] || fail "pipeline: rank 0 wrote no checkpoint in $ckpt"
+    run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy pipeline --microbatches 4 \
+      --checkpoint-dir "$ckpt"
+    expect_code 0
+    [[ $out == "[rank 0] $one_device"* ]] || fail "pipeline: the resumed job ended elsewhere than one device: '$out'"
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy pipeline --stages 3
     expect_code 2
     expect_err "--stages 3 but the job has 2 processes"
