@@ -6,6 +6,8 @@
 #   2 processes x 1 thread, Gloo on loopback       tessera launch --nproc 2
 #   2 processes x 1 thread, MPI                    tessera launch --nproc 2 --backend mpi
 #   1 process, 2 virtual devices x 1 thread        --strategy mirrored --devices 2
+#   2 processes x 1 thread, one pipeline stage each --strategy pipeline (Gloo; and MPI)
+#   1 process, 2 pipeline stages x 1 thread         --strategy pipeline (threads)
 # each R times, interleaved; prints the medians and their ratios to the peer.
 #
 # usage: bench/data_parallel_bench.sh [--tessera PATH] [--model lenet|mlp] [--steps N]
@@ -34,11 +36,14 @@ declare -A configs=(
   [1x2]="${train[*]} --threads 2"
   [gloo_2x1]="$tessera launch --nproc 2 -- ${train[*]} --threads 1 --strategy multi-worker"
   [mirrored_2x1]="${train[*]} --threads 1 --strategy mirrored --devices 2"
+  [pipe_gloo_2x1]="$tessera launch --nproc 2 -- ${train[*]} --threads 1 --strategy pipeline"
+  [pipe_threads_2x1]="${train[*]} --threads 1 --strategy pipeline --stages 2"
 )
-order=(1x2 gloo_2x1 mirrored_2x1)
+order=(1x2 gloo_2x1 mirrored_2x1 pipe_gloo_2x1 pipe_threads_2x1)
 if command -v mpirun >/dev/null; then
   configs[mpi_2x1]="$tessera launch --nproc 2 --backend mpi -- ${train[*]} --threads 1 --strategy multi-worker"
-  order=(1x2 gloo_2x1 mpi_2x1 mirrored_2x1)
+  configs[pipe_mpi_2x1]="$tessera launch --nproc 2 --backend mpi -- ${train[*]} --threads 1 --strategy pipeline"
+  order=(1x2 gloo_2x1 mpi_2x1 mirrored_2x1 pipe_gloo_2x1 pipe_mpi_2x1 pipe_threads_2x1)
 fi
 
 declare -A results
