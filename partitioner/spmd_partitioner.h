@@ -70,6 +70,10 @@ struct PartitionedProgram {
   // Gradient all-reduces packed into buckets, per device program.
   int all_reduce_buckets = 0;
   int combined_all_reduces = 0;
+  // The collectives a device runs per step: those inserted, each bucket counted once.
+  int CollectivesPerStep() const {
+    return static_cast<int>(collectives.size()) - combined_all_reduces + all_reduce_buckets;
+  }
   // The sharding of each signature input, and of each Placeholder outside the signature
   // by its node name (what ShareOf cuts).
   std::map<std::string, Sharding> input_shardings;
