@@ -178,7 +178,11 @@ class PipelineStep : public StepProgram {
       } else if (t.to == options_.process_stage) {
         // The Placeholder it feeds here gives its type (its batch dimension the micro-batch's).
         const Node* feed = program_.stages[t.to].graph.FindNode(t.feed);
-        if (feed != nullptr) received_types_[{t.from, t.tensor}] = feed->output_type(0);
+        if (feed != nullptr) {
+          Incoming& incoming = incoming_[{t.from, t.tensor}];
+          incoming.type = feed->output_type(0);
+          ++incoming.readers;
+        }
       }
     }
   }
@@ -246,13 +250,18 @@ class PipelineStep : public StepProgram {
           in.emplace_back(x.feed, std::move(value));
           continue;
         }
-        Received& r = received.at({x.tensor, m});
-        if (absl::Status status = r.handle.Wait(); !status.ok()) {
+        auto r = received.find({x.tensor, m});
+        if (r == received.end()) {
+          return absl::InternalError(
+              absl::StrCat("pipeline stage ", s, ": no receive of '", x.tensor, "' of micro-batch ", m, " posted"));
+        }
+        if (absl::Status status = r->second.handle.Wait(); !status.ok()) {
           return absl::Status(status.code(),
                               absl::StrCat("pipeline stage ", s, " receiving '", x.tensor, "' of micro-batch ", m,
                                            " from stage ", x.from, ": ", status.message()));
         }
-        in.emplace_back(x.feed, r.value);
+        in.emplace_back(x.feed, r->second.value);
+        if (--r->second.readers == 0) received.erase(r);  // its last reader has it
       }
       const std::vector<std::string>& names = forward ? stage.forward_fetches : stage.backward_fetches;
       if (names.empty()) return absl::OkStatus();
@@ -393,6 +402,13 @@ class PipelineStep : public StepProgram {
   struct Received {
     Tensor value;
     CollectiveHandle handle = CollectiveHandle::Ready(absl::OkStatus());
+    int readers = 0;  // tasks of this stage still to read it
+  };
+  // A tensor another stage sends this one: its type (the batch dimension symbolic) and how
+  // many of this stage's transfers read it.
+  struct Incoming {
+    TensorType type;
+    int readers = 0;
   };
 
   bool distributed() const { return options_.process_stage >= 0; }
@@ -420,12 +436,14 @@ class PipelineStep : public StepProgram {
         const PipelineStageProgram& stage = program_.stages[from];
         for (const std::string& name :
              t.kind == PipelineTask::Kind::kForward ? stage.forward_fetches : stage.backward_fetches) {
-          auto type = received_types_.find({from, name});
-          if (type == received_types_.end()) continue;
-          Shape shape = type->second.shape;
+          auto incoming = incoming_.find({from, name});
+          if (incoming == incoming_.end()) continue;
+          const TensorType& type = incoming->second.type;
+          Shape shape = type.shape;
           if (shape.rank() > 0 && shape.dim(0) == kBatchDim) shape.set_dim(0, rows_of[t.microbatch]);
           Received& r = received[{name, t.microbatch}];
-          TSR_ASSIGN_OR_RETURN(r.value, Tensor::Create(type->second.dtype, shape));
+          r.readers = incoming->second.readers;
+          TSR_ASSIGN_OR_RETURN(r.value, Tensor::Create(type.dtype, shape));
           r.handle = communicator_->Recv(r.value, from, Message(name, t.microbatch));
         }
       }
@@ -507,11 +525,11 @@ class PipelineStep : public StepProgram {
   PipelineRunStats stats_;
   std::string compile_failure_;  // why the stages are interpreted though a compiler was given
   // With one stage per process: the communicator (rank = stage), the stages each tensor
-  // made here is sent to, the types of the tensors received by (sender, name), and the
+  // made here is sent to, the tensors received by (sender, name), and the
   // Variables' types (to receive a Variable another stage holds).
   Collectives* communicator_ = nullptr;
   std::map<std::string, std::set<int>> send_to_;
-  std::map<std::pair<int, std::string>, TensorType> received_types_;
+  std::map<std::pair<int, std::string>, Incoming> incoming_;
   std::map<std::string, TensorType> variable_types_;
 };
 
