@@ -21,8 +21,9 @@
 namespace tsr {
 
 std::string PipelineStrategy::name() const {
-  return absl::StrCat("pipeline(", plan_.stages, " stages, ", plan_.microbatches, " micro-batches, ",
-                      PipelineScheduleName(plan_.schedule), ")");
+  return absl::StrCat("pipeline(", plan_.stages, " stages, ",
+                      plan_.data > 1 ? absl::StrCat(plan_.data, " data replicas, ") : "", plan_.microbatches,
+                      " micro-batches, ", PipelineScheduleName(plan_.schedule), ")");
 }
 
 absl::StatusOr<StrategyPlan> PipelineStrategy::Plan(const Graph&) const {
@@ -32,7 +33,13 @@ absl::StatusOr<StrategyPlan> PipelineStrategy::Plan(const Graph&) const {
   if (plan_.microbatches < 1 || plan_.microbatches > 4096) {
     return absl::InvalidArgumentError(absl::StrCat(plan_.microbatches, " micro-batches (1 to 4096)"));
   }
-  TSR_ASSIGN_OR_RETURN(DeviceMesh mesh, DeviceMesh::Create({MeshAxis{"pipe", plan_.stages}}));
+  if (plan_.data < 1 || plan_.data > 4096) {
+    return absl::InvalidArgumentError(absl::StrCat(plan_.data, " data replicas of the pipeline (1 to 4096)"));
+  }
+  // Devices row-major over (pipe, data): device = stage x data + replica.
+  std::vector<MeshAxis> axes = {MeshAxis{"pipe", plan_.stages}};
+  if (plan_.data > 1) axes.push_back(MeshAxis{"data", plan_.data});
+  TSR_ASSIGN_OR_RETURN(DeviceMesh mesh, DeviceMesh::Create(std::move(axes)));
   StrategyPlan plan{std::move(mesh), {}};
   plan.pipeline = plan_;
   return plan;
@@ -46,6 +53,11 @@ struct MicrobatchRows {
 };
 MicrobatchRows Microbatch(int64_t batch, int64_t count, int64_t m) {
   return {batch * m / count, batch * (m + 1) / count};
+}
+
+// Data replica r's rows of a batch of `batch` rows (collectives.h's SplitBegin rule).
+int64_t ReplicaRows(int64_t batch, int replicas, int r) {
+  return SplitBegin(batch, replicas, r + 1) - SplitBegin(batch, replicas, r);
 }
 
 // How many micro-batches a batch of `batch` rows is cut into (no empty ones).
@@ -141,7 +153,7 @@ class PipelineStep : public StepProgram {
   // job's over {"pipe"}, with one stage per process.
   PipelineStep(PipelinePlan plan, PipelineProgram program, std::vector<std::unique_ptr<PipelineStageRunner>> stages,
                const StepProgramSpec& spec, PipelineStepOptions options, std::string compile_failure,
-               Collectives* communicator)
+               Collectives* communicator, Collectives* data)
       : plan_(std::move(plan)),
         program_(std::move(program)),
         stages_(std::move(stages)),
@@ -150,7 +162,8 @@ class PipelineStep : public StepProgram {
         options_(options),
         tasks_(PipelineTasks(plan_.schedule, plan_.stages, plan_.microbatches)),
         compile_failure_(std::move(compile_failure)),
-        communicator_(communicator) {
+        communicator_(communicator),
+        data_(data) {
     if (distributed()) {
       for (const auto& [name, value] : spec.variable_values) variable_types_[name] = value.type();
     }
@@ -187,12 +200,17 @@ class PipelineStep : public StepProgram {
     }
   }
 
-  absl::StatusOr<std::vector<Tensor>> Run(const Batch& feeds, uint64_t step, RunMetadata*) override {
+  absl::StatusOr<std::vector<Tensor>> Run(const Batch& global_feeds, uint64_t step, RunMetadata*) override {
     const int S = plan_.stages;
-    int64_t batch = -1;
-    for (const auto& [name, tensor] : feeds) {
-      if (batch_inputs_.contains(name) && tensor.shape().rank() > 0) batch = tensor.shape().dim(0);
+    int64_t global_batch = -1;
+    for (const auto& [name, tensor] : global_feeds) {
+      if (batch_inputs_.contains(name) && tensor.shape().rank() > 0) global_batch = tensor.shape().dim(0);
     }
+    // A data replica trains on its rows of the batch; its gradients, weighted by their
+    // share of the whole batch, are summed over the replicas.
+    TSR_ASSIGN_OR_RETURN(const Batch feeds, ReplicaFeeds(global_feeds, global_batch));
+    const int64_t batch =
+        global_batch > 0 && data_ != nullptr ? ReplicaRows(global_batch, plan_.data, data_->rank()) : global_batch;
     const int M = static_cast<int>(MicrobatchCount(plan_, batch));
     std::vector<Batch> micro(M);
     std::vector<double> weight(M, 1.0);
@@ -200,7 +218,7 @@ class PipelineStep : public StepProgram {
     Batch whole;  // the feeds without a batch dimension
     for (int m = 0; m < M; ++m) {
       const auto [begin, end] = batch > 0 ? Microbatch(batch, M, m) : MicrobatchRows{0, 0};
-      if (batch > 0) weight[m] = static_cast<double>(end - begin) / static_cast<double>(batch);
+      if (batch > 0) weight[m] = static_cast<double>(end - begin) / static_cast<double>(global_batch);
       rows_of[m] = end - begin;
       for (const auto& [name, tensor] : feeds) {
         if (!batch_inputs_.contains(name) || batch <= 0) {
@@ -304,6 +322,7 @@ class PipelineStep : public StepProgram {
     stats_.peak_held_bytes = box.peak();
     for (auto& [tensor, handle] : sends) TSR_RETURN_IF_ERROR(handle.Wait());
     TSR_RETURN_IF_ERROR(ExchangeAccumulated(accumulated));
+    TSR_RETURN_IF_ERROR(SumOverReplicas(accumulated));
 
     // The updates, once, from the gradients accumulated over the micro-batches.
     TSR_RETURN_IF_ERROR(RunStages([&](int s) -> absl::Status {
@@ -332,13 +351,15 @@ class PipelineStep : public StepProgram {
         TSR_ASSIGN_OR_RETURN(out.emplace_back(), Combine(f, fetched.at(f), weight, batch));
         continue;
       }
-      // Computed by one stage's process: it broadcasts the value to the others.
+      // Computed by one stage's process (of each replica, which combine theirs): it
+      // broadcasts the value to the others.
       Tensor value;
       if (owner == options_.process_stage) {
         TSR_ASSIGN_OR_RETURN(value, Combine(f, fetched.at(f), weight, batch));
+        TSR_ASSIGN_OR_RETURN(value, CombineReplicas(f, std::move(value), global_batch));
       } else {
         Shape shape = fetch_types_.at(f).shape;
-        if (shape.rank() > 0 && shape.dim(0) == kBatchDim) shape.set_dim(0, std::max<int64_t>(batch, 0));
+        if (shape.rank() > 0 && shape.dim(0) == kBatchDim) shape.set_dim(0, std::max<int64_t>(global_batch, 0));
         TSR_ASSIGN_OR_RETURN(value, Tensor::Create(fetch_types_.at(f).dtype, shape));
       }
       TSR_RETURN_IF_ERROR(communicator_->Broadcast(value, owner, absl::StrCat("pipeline fetch ", f)).Wait());
@@ -478,6 +499,89 @@ class PipelineStep : public StepProgram {
     return absl::OkStatus();
   }
 
+  // This data replica's feeds: its rows of the batch inputs (all of them without replicas).
+  absl::StatusOr<Batch> ReplicaFeeds(const Batch& feeds, int64_t global_batch) const {
+    if (data_ == nullptr || global_batch <= 0) return feeds;
+    if (global_batch < plan_.data) {
+      return absl::InvalidArgumentError(absl::StrCat("a batch of ", global_batch, " rows cannot be split over ",
+                                                     plan_.data, " data replicas of the pipeline"));
+    }
+    const int64_t begin = SplitBegin(global_batch, plan_.data, data_->rank());
+    const int64_t rows = ReplicaRows(global_batch, plan_.data, data_->rank());
+    Batch mine;
+    for (const auto& [name, tensor] : feeds) {
+      if (!batch_inputs_.contains(name) || tensor.shape().rank() == 0) {
+        mine.emplace_back(name, tensor);
+        continue;
+      }
+      Shape shape = tensor.shape();
+      shape.set_dim(0, rows);
+      std::vector<int64_t> offset(shape.rank(), 0);
+      offset[0] = begin;
+      TSR_ASSIGN_OR_RETURN(Tensor share, ExtractBlock(tensor, offset, shape));
+      mine.emplace_back(name, std::move(share));
+    }
+    return mine;
+  }
+
+  // With data replicas: the gradients this stage's update takes, summed over the
+  // replicas (each already weighted by its rows' share of the whole batch) -- the f32
+  // ones in one all-reduce, in name order on every replica.
+  absl::Status SumOverReplicas(std::map<std::string, Tensor>& accumulated) {
+    if (data_ == nullptr) return absl::OkStatus();
+    std::vector<Tensor*> f32;
+    int64_t elements = 0;
+    for (auto& [name, g] : accumulated) {
+      bool updated_here = false;
+      for (const PipelineTransfer& x : program_.transfers) {
+        updated_here |=
+            x.kind == PipelineTransfer::Kind::kAccumulated && x.tensor == name && x.to == options_.process_stage;
+      }
+      if (!updated_here) continue;
+      if (g.dtype() == DType::kF32) {
+        f32.push_back(&g);
+        elements += g.num_elements();
+      } else {
+        TSR_RETURN_IF_ERROR(data_->AllReduce(g, ReduceOp::kSum, absl::StrCat("pipeline gradient ", name)).Wait());
+      }
+    }
+    if (f32.empty()) return absl::OkStatus();
+    TSR_ASSIGN_OR_RETURN(Tensor bucket, Tensor::Create(DType::kF32, Shape{elements}));
+    float* at = bucket.data<float>();
+    for (const Tensor* g : f32) {
+      std::copy_n(g->data<float>(), g->num_elements(), at);
+      at += g->num_elements();
+    }
+    TSR_RETURN_IF_ERROR(data_->AllReduce(bucket, ReduceOp::kSum, "pipeline gradients").Wait());
+    const float* from = bucket.data<float>();
+    for (Tensor* g : f32) {
+      // A fresh tensor: the accumulated one may share its buffer with a stage's output.
+      Tensor summed(DType::kF32, g->shape());
+      std::copy_n(from, g->num_elements(), summed.data<float>());
+      from += g->num_elements();
+      *g = std::move(summed);
+    }
+    return absl::OkStatus();
+  }
+
+  // With data replicas: fetch `f` of this replica (its rows, or its share of the mean)
+  // made the whole batch's -- batch-major ones gathered in replica order, scalar means
+  // summed.
+  absl::StatusOr<Tensor> CombineReplicas(const std::string& f, Tensor mine, int64_t global_batch) {
+    if (data_ == nullptr) return mine;
+    const TensorType& type = fetch_types_.at(f);
+    if (type.shape.rank() > 0 && type.shape.dim(0) == kBatchDim) {
+      Shape shape = mine.shape();
+      shape.set_dim(0, global_batch);
+      TSR_ASSIGN_OR_RETURN(Tensor whole, Tensor::Create(mine.dtype(), shape));
+      TSR_RETURN_IF_ERROR(data_->AllGather(mine, whole, absl::StrCat("pipeline fetch ", f)).Wait());
+      return whole;
+    }
+    Tensor sum = mine.Clone();
+    TSR_RETURN_IF_ERROR(data_->AllReduce(sum, ReduceOp::kSum, absl::StrCat("pipeline fetch ", f)).Wait());
+    return sum;
+  }
+
   // Fetch `f` over the micro-batches: batch-major parts concatenated, scalars weighted
   // by the micro-batches' shares.
   absl::StatusOr<Tensor> Combine(const std::string& f, const std::vector<Tensor>& parts,
@@ -486,8 +590,9 @@ class PipelineStep : public StepProgram {
       if (!parts[m].valid())
         return absl::InternalError(absl::StrCat("output '", f, "' of micro-batch ", m, " is missing"));
     }
-    if (parts.size() == 1) return parts[0];
     const TensorType& type = fetch_types_.at(f);
+    const bool scalar_mean = type.shape.rank() == 0 && (type.dtype == DType::kF32 || type.dtype == DType::kF64);
+    if (parts.size() == 1 && !(scalar_mean && data_ != nullptr)) return parts[0];
     if (type.shape.rank() > 0 && type.shape.dim(0) == kBatchDim) {
       Shape shape = parts[0].shape();
       shape.set_dim(0, batch);
@@ -501,7 +606,7 @@ class PipelineStep : public StepProgram {
       }
       return whole;
     }
-    if (type.shape.rank() == 0 && (type.dtype == DType::kF32 || type.dtype == DType::kF64)) {
+    if (scalar_mean) {
       double sum = 0;
       for (size_t m = 0; m < parts.size(); ++m) sum += weight[m] * parts[m].GetAsDouble(0);
       return type.dtype == DType::kF32 ? Tensor::Scalar<float>(static_cast<float>(sum)) : Tensor::Scalar<double>(sum);
@@ -528,6 +633,7 @@ class PipelineStep : public StepProgram {
   // made here is sent to, the tensors received by (sender, name), and the
   // Variables' types (to receive a Variable another stage holds).
   Collectives* communicator_ = nullptr;
+  Collectives* data_ = nullptr;  // over the replicas of this stage (null: one replica)
   std::map<std::string, std::set<int>> send_to_;
   std::map<std::pair<int, std::string>, Incoming> incoming_;
   std::map<std::string, TensorType> variable_types_;
@@ -539,6 +645,7 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
                                                               const PipelineStepOptions& options) {
   if (spec.graph == nullptr) return absl::InvalidArgumentError("no graph to pipeline");
   Collectives* communicator = nullptr;
+  Collectives* data = nullptr;
   if (options.process_stage >= 0) {
     if (options.process_stage >= plan.stages || options.process_groups == nullptr) {
       return absl::InvalidArgumentError(
@@ -546,10 +653,21 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
                        options.process_groups == nullptr ? " but has no communicator" : ", which has no such stage"));
     }
     TSR_ASSIGN_OR_RETURN(communicator, options.process_groups->ForAxes({"pipe"}));
-    if (communicator->world_size() != plan.stages) {
-      return absl::InvalidArgumentError(absl::StrCat("a pipeline of ", plan.stages, " stages over a communicator of ",
+    if (communicator->world_size() != plan.stages || communicator->rank() != options.process_stage) {
+      return absl::InvalidArgumentError(absl::StrCat("pipeline stage ", options.process_stage, " of ", plan.stages,
+                                                     " is rank ", communicator->rank(), " of a communicator of ",
                                                      communicator->world_size(), " processes (one stage each)"));
     }
+    if (plan.data > 1) {
+      TSR_ASSIGN_OR_RETURN(data, options.process_groups->ForAxes({"data"}));
+      if (data->world_size() != plan.data) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(plan.data, " data replicas over a communicator of ", data->world_size(), " processes"));
+      }
+    }
+  } else if (plan.data > 1) {
+    return absl::UnimplementedError(
+        "data replicas of a pipeline run one stage per process (a job of stages x data processes), not in one process");
   }
   TSR_ASSIGN_OR_RETURN(PipelineProgram program,
                        SplitPipelineStages(*spec.graph, PipelineSplitOptions{.stages = plan.stages,
@@ -565,11 +683,13 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
       }
     }
   }
-  // The micro-batch sizes of the spec's batch: one or two.
+  // The micro-batch sizes of the spec's batch (this replica's rows of it): one or two.
   std::vector<int64_t> rows;
-  const int64_t count = MicrobatchCount(plan, spec.batch);
+  const int64_t batch =
+      data != nullptr && spec.batch >= plan.data ? ReplicaRows(spec.batch, plan.data, data->rank()) : spec.batch;
+  const int64_t count = MicrobatchCount(plan, batch);
   for (int64_t m = 0; m < count; ++m) {
-    const auto [begin, end] = Microbatch(spec.batch, count, m);
+    const auto [begin, end] = Microbatch(batch, count, m);
     if (std::find(rows.begin(), rows.end(), end - begin) == rows.end()) rows.push_back(end - begin);
   }
   // Every stage's runner, compiled by `compiler` (or interpreted).
@@ -599,7 +719,7 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
   }
   if (!stages.ok()) return stages.status();
   return std::make_unique<PipelineStep>(plan, std::move(program), *std::move(stages), spec, options,
-                                        std::move(compile_failure), communicator);
+                                        std::move(compile_failure), communicator, data);
 }
 
 PipelineRunStats LastPipelineRunStats(const StepProgram& program) {

@@ -51,7 +51,12 @@ struct PipelineStepOptions {
   // a stage never waits for a transfer it posted late; the fetches are broadcast from
   // the stage computing them and a Variable from the first stage holding it -- so every
   // process reads the same Variables in the same order. Its waits time out as the
-  // communicator's do. -1: every stage runs in this process, one thread each.
+  // communicator's do. With data replicas (PipelinePlan::data), the communicator over
+  // {"data"} (rank = replica) joins the processes running this stage for the other
+  // replicas: each replica takes its rows of the batch, the stage's gradients are summed
+  // over it before the update, and the fetches combined (the mean loss summed from the
+  // replicas' shares, batch-major ones gathered). -1: every stage runs in this process,
+  // one thread each (one replica).
   int process_stage = -1;
   std::shared_ptr<CollectiveGroups> process_groups;
 };

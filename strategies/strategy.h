@@ -24,6 +24,10 @@ struct PipelinePlan {
   int microbatches = 4;
   PipelineScheduleKind schedule = PipelineScheduleKind::kOneForwardOneBackward;
   std::vector<std::string> cut_points;  // empty: stages balanced by FLOPs
+  // Data-parallel replicas of the whole pipeline (a mesh {pipe, data}): each takes its
+  // share of the batch, and the replicas of a stage all-reduce their gradients before the
+  // update. Only with one stage per process (a job of stages x data processes).
+  int data = 1;
 };
 
 struct StrategyPlan {

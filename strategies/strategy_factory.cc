@@ -45,6 +45,9 @@ absl::StatusOr<std::shared_ptr<const Strategy>> MakeStrategy(const StrategySpec&
                                                      " ops but --stages ", plan.stages, " needs ", plan.stages - 1));
     }
     plan.cut_points = spec.cut_points;
+    if (spec.data < 1 || spec.data > 4096)
+      return absl::InvalidArgumentError("pipeline data replicas must be in [1, 4096]");
+    plan.data = spec.data;
     if (spec.devices != 1 || !spec.mesh.empty()) {
       return absl::InvalidArgumentError("--strategy pipeline takes --stages, not --devices or --mesh");
     }

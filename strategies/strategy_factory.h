@@ -28,6 +28,7 @@ struct StrategySpec {
   int microbatches = 0;  // 0: not given (pipeline: 4)
   std::string schedule;  // "gpipe" or "1f1b" (default)
   std::vector<std::string> cut_points;
+  int data = 1;  // data-parallel replicas of the pipeline (one stage per process)
 };
 
 // InvalidArgument naming the flag at fault (an unknown name, --devices or --mesh where

@@ -80,7 +80,10 @@ constexpr absl::string_view kDescription =
     "micro-batches through them in the 1F1B or GPipe schedule, accumulating the gradients\n"
     "before one update; its summary line gives the schedule's bubble fraction. In a job of\n"
     "several processes each process runs one stage (--stages defaults to the process count)\n"
-    "and sends its activations and gradients to the next and previous stage's process.";
+    "and sends its activations and gradients to the next and previous stage's process; with\n"
+    "fewer stages than processes (4 processes, --stages 2) the pipeline is replicated\n"
+    "data-parallel: each replica takes its share of the batch and the replicas of a stage\n"
+    "all-reduce its gradients.";
 
 absl::Status ParseDouble(absl::string_view flag, const std::string& text, double* out) {
   if (!absl::SimpleAtod(text, out) || !std::isfinite(*out)) {
@@ -245,13 +248,17 @@ int RunTrain(const std::vector<std::string>& args, std::ostream& out, std::ostre
       .mesh = mesh_text};
   ApplyPipelineFlags(pipeline, strategy_spec);
   if (strategy_name == "pipeline" && across_processes) {
-    // One stage per process: --stages defaults to the job's process count.
+    // One stage per process: --stages defaults to the job's process count; fewer stages
+    // make data-parallel replicas of the pipeline.
     if (strategy_spec.stages == 0) strategy_spec.stages = world->world_size;
-    if (strategy_spec.stages != world->world_size) {
-      return UsageError(err, "train",
-                        absl::StrCat("--stages ", strategy_spec.stages, " but the job has ", world->world_size,
-                                     " processes: in a job of several processes each runs one stage"));
+    if (strategy_spec.stages < 1 || world->world_size % strategy_spec.stages != 0) {
+      return UsageError(
+          err, "train",
+          absl::StrCat("--stages ", strategy_spec.stages, " does not divide the job's ", world->world_size,
+                       " processes: in a job of several processes each runs one "
+                       "stage of one of (processes / stages) data replicas"));
     }
+    strategy_spec.data = world->world_size / strategy_spec.stages;
   }
   absl::StatusOr<std::shared_ptr<const Strategy>> strategy = MakeStrategy(strategy_spec);
   if (!strategy.ok()) return UsageError(err, "train", strategy.status().message());

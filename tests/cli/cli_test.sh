@@ -545,9 +545,13 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
       --checkpoint-dir "$ckpt"
     expect_code 0
     [[ $out == "[rank 0] $one_device"* ]] || fail "pipeline: the resumed job ended elsewhere than one device: '$out'"
+    # Two data-parallel replicas of a 2-stage pipeline over 4 processes.
+    run "$tessera" launch --nproc 4 -- "$tessera" "${train[@]}" --strategy pipeline --stages 2
+    expect_code 0
+    [[ $out == "[rank 0] $one_device"* ]] || fail "pipeline x data: rank 0 ended elsewhere than one device: '$out'"
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy pipeline --stages 3
     expect_code 2
-    expect_err "--stages 3 but the job has 2 processes"
+    expect_err "--stages 3 does not divide the job's 2 processes"
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy hybrid --mesh data=2,model=2
     expect_code 2
     expect_err "--mesh data=2,model=2 has 4 devices but the job has 2 processes"

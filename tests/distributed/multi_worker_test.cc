@@ -61,7 +61,8 @@ std::unique_ptr<Strategy> MakeStrategy(const std::string& name, int world_size) 
 }
 
 // One worker of a pipeline over the job's processes ("pipeline-1f1b" or "pipeline-gpipe":
-// one stage per process, 4 micro-batches): every rank runs the step on the whole batch
+// one stage per process, 4 micro-batches; "pipeline-data": 1F1B, two data-parallel replicas
+// of the pipeline, each on its half of the batch): every rank runs the step on the whole batch
 // and gets the loss and logits (broadcast by the last stage); at the end every rank reads
 // every Variable (broadcast by the stage holding it). Returns 0 when all equal one
 // device's.
@@ -78,12 +79,17 @@ int RunPipelineWorker(const WorldInfo& world, std::shared_ptr<Collectives> joine
   absl::StatusOr<std::unique_ptr<Session>> one = Session::Create(t.graph.Clone(), {.num_threads = 1, .seed = kSeed});
   if (!one.ok()) return fail(one.status().ToString());
 
-  const PipelinePlan plan{.stages = world.world_size,
+  // "pipeline-data": two data replicas of a pipeline of world_size / 2 stages.
+  const int data = strategy_name == "pipeline-data" ? 2 : 1;
+  const PipelinePlan plan{.stages = world.world_size / data,
                           .microbatches = 4,
                           .schedule = strategy_name == "pipeline-gpipe" ? PipelineScheduleKind::kGPipe
-                                                                        : PipelineScheduleKind::kOneForwardOneBackward};
+                                                                        : PipelineScheduleKind::kOneForwardOneBackward,
+                          .data = data};
+  std::vector<MeshAxisSize> mesh = {{"pipe", plan.stages}};
+  if (data > 1) mesh.push_back({"data", data});
   absl::StatusOr<std::shared_ptr<CollectiveGroupTable>> groups =
-      cli::JoinMeshGroups(world, std::move(joined), {{"pipe", world.world_size}}, {.timeout = absl::Seconds(60)});
+      cli::JoinMeshGroups(world, std::move(joined), mesh, {.timeout = absl::Seconds(60)});
   if (!groups.ok()) return fail(groups.status().ToString());
   StepProgramSpec spec;
   spec.graph = &t.graph;
@@ -98,7 +104,7 @@ int RunPipelineWorker(const WorldInfo& world, std::shared_ptr<Collectives> joine
     spec.variable_values[name] = *value;
   }
   absl::StatusOr<std::unique_ptr<StepProgram>> mine = MakePipelineStep(
-      plan, spec, {.timeout = absl::Seconds(60), .process_stage = world.rank, .process_groups = *groups});
+      plan, spec, {.timeout = absl::Seconds(60), .process_stage = world.rank / data, .process_groups = *groups});
   if (!mine.ok()) return fail(mine.status().ToString());
 
   int failures = 0;
@@ -275,6 +281,17 @@ TEST(MultiWorkerTest, MlpPipelineOverTwoGlooWorkersTrainsAsOneDevice) {
 
 TEST(MultiWorkerTest, MlpPipelineOverThreeGlooWorkersTrainsAsOneDevice) {
   ExpectJobMatchesOneDevice(3, "gloo", "mlp", "pipeline-1f1b");
+}
+
+// Pipeline x data parallelism: 2 stages x 2 replicas over 4 workers; each replica's stages
+// trade activations and gradients, each stage's replicas all-reduce its gradients.
+TEST(MultiWorkerTest, MlpPipelineTimesDataOverFourGlooWorkersTrainsAsOneDevice) {
+  ExpectJobMatchesOneDevice(4, "gloo", "mlp", "pipeline-data");
+}
+
+TEST(MultiWorkerTest, LeNetPipelineTimesDataOverFourMpiWorkersTrainsAsOneDevice) {
+  if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed";
+  ExpectJobMatchesOneDevice(4, "mpi", "lenet", "pipeline-data");
 }
 
 TEST(MultiWorkerTest, LeNetPipelineOverTwoMpiWorkersTrainsAsOneDevice) {

@@ -166,6 +166,19 @@ TEST(PipelineTest, StrategyPlanAndName) {
   EXPECT_EQ(plan->mesh.ToString(), "{pipe=2}");
   EXPECT_EQ(PipelineStrategy({0, 4, Kind::kGPipe, {}}).Plan(Mlp(OptimizerKind::kSgd).graph).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Data-parallel replicas of the pipeline: a second mesh axis, run only across processes.
+  PipelineStrategy replicated({2, 4, Kind::kOneForwardOneBackward, {}, 3});
+  EXPECT_EQ(replicated.name(), "pipeline(2 stages, 3 data replicas, 4 micro-batches, 1f1b)");
+  const TrainingGraph t = Mlp(OptimizerKind::kSgd);
+  absl::StatusOr<StrategyPlan> replicated_plan = replicated.Plan(t.graph);
+  ASSERT_TRUE(replicated_plan.ok()) << replicated_plan.status();
+  EXPECT_EQ(replicated_plan->mesh.ToString(), "{pipe=2, data=3}");
+  StepProgramSpec spec;
+  spec.graph = &t.graph;
+  spec.fetches = {"loss"};
+  spec.targets = t.updates;
+  absl::StatusOr<std::unique_ptr<StepProgram>> in_process = MakePipelineStep(*replicated_plan->pipeline, spec);
+  EXPECT_EQ(in_process.status().code(), absl::StatusCode::kUnimplemented) << in_process.status();
 }
 
 }  // namespace
