@@ -74,16 +74,16 @@ constexpr absl::string_view kDescription =
     "mpirun) the devices are the processes, as with multi-worker (so are tensor-parallel's,\n"
     "and hybrid's when the job has D x M processes: each row and column of the mesh gets a\n"
     "communicator of its own), and rank 0 gathers the split state from every rank to write\n"
-    "the checkpoints. --strategy\n"
-    "pipeline --stages S --microbatches M cuts the model into S consecutive stages (balanced\n"
-    "by FLOPs, or at --cut-points), each on its own virtual device, and runs each batch as M\n"
-    "micro-batches through them in the 1F1B or GPipe schedule, accumulating the gradients\n"
-    "before one update; its summary line gives the schedule's bubble fraction. In a job of\n"
-    "several processes each process runs one stage (--stages defaults to the process count)\n"
-    "and sends its activations and gradients to the next and previous stage's process; with\n"
-    "fewer stages than processes (4 processes, --stages 2) the pipeline is replicated\n"
-    "data-parallel: each replica takes its share of the batch and the replicas of a stage\n"
-    "all-reduce its gradients.";
+    "the checkpoints.\n"
+    "--strategy pipeline --stages S --microbatches M cuts the model into S consecutive stages\n"
+    "(balanced by FLOPs, or at --cut-points), each on its own virtual device, and runs each\n"
+    "batch as M micro-batches through them in the 1F1B or GPipe schedule, accumulating the\n"
+    "gradients before one update; its summary line gives the schedule's bubble fraction.\n"
+    "In a job of several processes each process runs one stage (--stages defaults to the\n"
+    "process count) and sends its activations and gradients to the next and previous\n"
+    "stage's process; with fewer stages than processes (4 processes, --stages 2) the\n"
+    "pipeline is replicated data-parallel: each replica takes its share of the batch and\n"
+    "the replicas of a stage all-reduce its gradients.";
 
 absl::Status ParseDouble(absl::string_view flag, const std::string& text, double* out) {
   if (!absl::SimpleAtod(text, out) || !std::isfinite(*out)) {
