@@ -518,15 +518,16 @@ absl::StatusOr<Tensor> PartitionedProgram::AssembleVariable(absl::string_view na
   return value;
 }
 
+std::string PartitionedProgram::BucketsNote() const {
+  if (all_reduce_buckets == 0) return "";
+  return absl::StrCat(" (", combined_all_reduces, " gradient all-reduces packed into ", all_reduce_buckets,
+                      all_reduce_buckets == 1 ? " bucket)" : " buckets)");
+}
+
 std::string PartitionedProgram::Explain() const {
   std::string text =
       absl::StrCat("mesh ", mesh.ToString(), ", ", devices.size(), " devices, global batch ", global_batch, "\n");
-  absl::StrAppend(&text, collectives.size(), " collectives per device",
-                  all_reduce_buckets > 0
-                      ? absl::StrCat(" (", combined_all_reduces, " gradient all-reduces packed into ",
-                                     all_reduce_buckets, all_reduce_buckets == 1 ? " bucket)" : " buckets)")
-                      : "",
-                  ":\n");
+  absl::StrAppend(&text, collectives.size(), " collectives per device", BucketsNote(), ":\n");
   for (const CollectiveReason& r : collectives) {
     absl::StrAppend(&text, "  ", r.collective, ": '", r.tensor, "' ", r.from, " -> ", r.to, " for ", r.consumer, "\n");
   }

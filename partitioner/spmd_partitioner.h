@@ -74,6 +74,8 @@ struct PartitionedProgram {
   int CollectivesPerStep() const {
     return static_cast<int>(collectives.size()) - combined_all_reduces + all_reduce_buckets;
   }
+  // " (10 gradient all-reduces packed into 1 bucket)", or "" when nothing was packed.
+  std::string BucketsNote() const;
   // The sharding of each signature input, and of each Placeholder outside the signature
   // by its node name (what ShareOf cuts).
   std::map<std::string, Sharding> input_shardings;

@@ -271,11 +271,7 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
   std::string summary = absl::StrCat(
       strategy.name(), ": ", plan.mesh.num_devices(), " devices", here, " x ", options.threads_per_device, " thread",
       options.threads_per_device == 1 ? "" : "s", ", ", program.CollectivesPerStep(), " collectives per step",
-      program.all_reduce_buckets > 0
-          ? absl::StrCat(" (", program.combined_all_reduces, " gradient all-reduces in ", program.all_reduce_buckets,
-                         program.all_reduce_buckets == 1 ? " bucket)" : " buckets)")
-          : "",
-      "; device ", device_ids.front(), " ", devices->front()->Summary(), compile_failure);
+      program.BucketsNote(), "; device ", device_ids.front(), " ", devices->front()->Summary(), compile_failure);
   std::map<std::string, TensorType> whole_types;
   for (const auto& [name, value] : spec.variable_values) whole_types[name] = value.type();
   return std::make_unique<PartitionedStep>(std::move(program), std::move(device_ids), *std::move(devices),

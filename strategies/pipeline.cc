@@ -60,6 +60,22 @@ int64_t ReplicaRows(int64_t batch, int replicas, int r) {
   return SplitBegin(batch, replicas, r + 1) - SplitBegin(batch, replicas, r);
 }
 
+// Rows [begin, begin + rows) of a batch-major tensor.
+absl::StatusOr<Tensor> ExtractRows(const Tensor& tensor, int64_t begin, int64_t rows) {
+  Shape shape = tensor.shape();
+  shape.set_dim(0, rows);
+  std::vector<int64_t> offset(shape.rank(), 0);
+  offset[0] = begin;
+  return ExtractBlock(tensor, offset, shape);
+}
+
+// `type`'s shape with its symbolic batch dimension, if any, bound to `rows`.
+Shape WithBatch(const TensorType& type, int64_t rows) {
+  Shape shape = type.shape;
+  if (shape.rank() > 0 && shape.dim(0) == kBatchDim) shape.set_dim(0, rows);
+  return shape;
+}
+
 // How many micro-batches a batch of `batch` rows is cut into (no empty ones).
 int64_t MicrobatchCount(const PipelinePlan& plan, int64_t batch) {
   return batch > 0 ? std::min<int64_t>(plan.microbatches, batch) : 1;
@@ -164,9 +180,6 @@ class PipelineStep : public StepProgram {
         compile_failure_(std::move(compile_failure)),
         communicator_(communicator),
         data_(data) {
-    if (distributed()) {
-      for (const auto& [name, value] : spec.variable_values) variable_types_[name] = value.type();
-    }
     for (const Node* node : spec.graph->nodes()) {
       if (node->op() != "Placeholder") continue;
       const Shape& shape = node->output_type(0).shape;
@@ -225,11 +238,7 @@ class PipelineStep : public StepProgram {
           micro[m].emplace_back(name, tensor);
           continue;
         }
-        Shape rows = tensor.shape();
-        rows.set_dim(0, end - begin);
-        std::vector<int64_t> offset(rows.rank(), 0);
-        offset[0] = begin;
-        TSR_ASSIGN_OR_RETURN(Tensor share, ExtractBlock(tensor, offset, rows));
+        TSR_ASSIGN_OR_RETURN(Tensor share, ExtractRows(tensor, begin, end - begin));
         micro[m].emplace_back(name, std::move(share));
       }
     }
@@ -358,9 +367,8 @@ class PipelineStep : public StepProgram {
         TSR_ASSIGN_OR_RETURN(value, Combine(f, fetched.at(f), weight, batch));
         TSR_ASSIGN_OR_RETURN(value, CombineReplicas(f, std::move(value), global_batch));
       } else {
-        Shape shape = fetch_types_.at(f).shape;
-        if (shape.rank() > 0 && shape.dim(0) == kBatchDim) shape.set_dim(0, std::max<int64_t>(global_batch, 0));
-        TSR_ASSIGN_OR_RETURN(value, Tensor::Create(fetch_types_.at(f).dtype, shape));
+        const TensorType& type = fetch_types_.at(f);
+        TSR_ASSIGN_OR_RETURN(value, Tensor::Create(type.dtype, WithBatch(type, std::max<int64_t>(global_batch, 0))));
       }
       TSR_RETURN_IF_ERROR(communicator_->Broadcast(value, owner, absl::StrCat("pipeline fetch ", f)).Wait());
       out.push_back(std::move(value));
@@ -385,12 +393,12 @@ class PipelineStep : public StepProgram {
     if (owner == options_.process_stage) {
       TSR_ASSIGN_OR_RETURN(value, stages_[owner]->ReadVariable(name));
     } else {
-      auto type = variable_types_.find(std::string(name));
-      if (type == variable_types_.end()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("Variable '", name, "' is held by pipeline stage ", owner, ", whose type this process lacks"));
+      // Its type from the holding stage's graph (every process has every stage's).
+      const Node* variable = program_.stages[owner].graph.FindNode(name);
+      if (variable == nullptr) {
+        return absl::InternalError(absl::StrCat("pipeline stage ", owner, " has no Variable '", name, "'"));
       }
-      TSR_ASSIGN_OR_RETURN(value, Tensor::Create(type->second.dtype, type->second.shape));
+      TSR_ASSIGN_OR_RETURN(value, Tensor::Create(variable->output_type(0).dtype, variable->output_type(0).shape));
     }
     TSR_RETURN_IF_ERROR(communicator_->Broadcast(value, owner, absl::StrCat("read ", name)).Wait());
     return value;
@@ -400,7 +408,6 @@ class PipelineStep : public StepProgram {
     if (it == program_.variable_stages.end()) {
       return absl::NotFoundError(absl::StrCat("the pipeline has no Variable '", name, "'"));
     }
-    if (distributed()) variable_types_[std::string(name)] = value.type();
     for (int s : it->second) {
       if (stages_[s] != nullptr) TSR_RETURN_IF_ERROR(stages_[s]->AssignVariable(name, value));
     }
@@ -460,11 +467,9 @@ class PipelineStep : public StepProgram {
           auto incoming = incoming_.find({from, name});
           if (incoming == incoming_.end()) continue;
           const TensorType& type = incoming->second.type;
-          Shape shape = type.shape;
-          if (shape.rank() > 0 && shape.dim(0) == kBatchDim) shape.set_dim(0, rows_of[t.microbatch]);
           Received& r = received[{name, t.microbatch}];
           r.readers = incoming->second.readers;
-          TSR_ASSIGN_OR_RETURN(r.value, Tensor::Create(type.dtype, shape));
+          TSR_ASSIGN_OR_RETURN(r.value, Tensor::Create(type.dtype, WithBatch(type, rows_of[t.microbatch])));
           r.handle = communicator_->Recv(r.value, from, Message(name, t.microbatch));
         }
       }
@@ -514,11 +519,7 @@ class PipelineStep : public StepProgram {
         mine.emplace_back(name, tensor);
         continue;
       }
-      Shape shape = tensor.shape();
-      shape.set_dim(0, rows);
-      std::vector<int64_t> offset(shape.rank(), 0);
-      offset[0] = begin;
-      TSR_ASSIGN_OR_RETURN(Tensor share, ExtractBlock(tensor, offset, shape));
+      TSR_ASSIGN_OR_RETURN(Tensor share, ExtractRows(tensor, begin, rows));
       mine.emplace_back(name, std::move(share));
     }
     return mine;
@@ -630,13 +631,11 @@ class PipelineStep : public StepProgram {
   PipelineRunStats stats_;
   std::string compile_failure_;  // why the stages are interpreted though a compiler was given
   // With one stage per process: the communicator (rank = stage), the stages each tensor
-  // made here is sent to, the tensors received by (sender, name), and the
-  // Variables' types (to receive a Variable another stage holds).
+  // made here is sent to, and the tensors received by (sender, name).
   Collectives* communicator_ = nullptr;
   Collectives* data_ = nullptr;  // over the replicas of this stage (null: one replica)
   std::map<std::string, std::set<int>> send_to_;
   std::map<std::pair<int, std::string>, Incoming> incoming_;
-  std::map<std::string, TensorType> variable_types_;
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "examples/models.h"
+#include "graph/status_macros.h"
 #include "gtest/gtest.h"
 #include "partitioner/spmd_partitioner.h"
 #include "runtime/collectives/collective_groups.h"
@@ -60,6 +61,60 @@ std::unique_ptr<Strategy> MakeStrategy(const std::string& name, int world_size) 
   return std::make_unique<MultiWorkerMirroredStrategy>(world_size);
 }
 
+int Fail(const std::string& what) {
+  std::fprintf(stderr, "worker: %s\n", what.c_str());
+  return 1;
+}
+
+// What every worker compares with: the model, its batches and learning rate, and one
+// device (a Session of the whole training graph) to train on them.
+struct Reference {
+  Model model;
+  std::vector<TrainingBatch> batches;
+  Tensor rate;
+  std::unique_ptr<Session> one;
+};
+
+absl::StatusOr<std::unique_ptr<Reference>> MakeReference(const std::string& model_name) {
+  auto ref = std::make_unique<Reference>();
+  ref->model = BuildModel(model_name);
+  ref->batches = RandomBatches(ref->model.batch_shape, kSteps, 77);
+  ref->rate = Tensor::Scalar<float>(model_name == "lenet" ? 0.002f : 0.05f);
+  TSR_ASSIGN_OR_RETURN(ref->one, Session::Create(ref->model.training.graph.Clone(), {.num_threads = 1, .seed = kSeed}));
+  return ref;
+}
+
+// A worker's differences from one device, each printed; Finish prints the line the test
+// looks for and returns the worker's exit code.
+class Differences {
+ public:
+  explicit Differences(const WorldInfo& world) : world_(world) {}
+  void Loss(int step, double have, double want) {
+    if (!(std::abs(have - want) > 1e-5 * std::abs(want))) return;
+    std::fprintf(stderr, "worker %d step %d: loss %.9g but one device %.9g\n", world_.rank, step, have, want);
+    ++count_;
+  }
+  void Logits(int step, double error) {
+    if (!(error > 1e-5)) return;
+    std::fprintf(stderr, "worker %d step %d: logits differ by %.3g relative\n", world_.rank, step, error);
+    ++count_;
+  }
+  void Variable(const std::string& name, double error) {
+    if (!(error > 1e-5)) return;
+    std::fprintf(stderr, "worker %d: variable %s differs by %.3g relative\n", world_.rank, name.c_str(), error);
+    ++count_;
+  }
+  int Finish(const std::string& model_name, const std::string& strategy_name, size_t variables) const {
+    std::printf("rank %d of %d (%s, %s, %s): %d steps, %zu variables, %d differences\n", world_.rank, world_.world_size,
+                world_.backend.c_str(), model_name.c_str(), strategy_name.c_str(), kSteps, variables, count_);
+    return count_ == 0 ? 0 : 1;
+  }
+
+ private:
+  const WorldInfo& world_;
+  int count_ = 0;
+};
+
 // One worker of a pipeline over the job's processes ("pipeline-1f1b" or "pipeline-gpipe":
 // one stage per process, 4 micro-batches; "pipeline-data": 1F1B, two data-parallel replicas
 // of the pipeline, each on its half of the batch): every rank runs the step on the whole batch
@@ -68,16 +123,10 @@ std::unique_ptr<Strategy> MakeStrategy(const std::string& name, int world_size) 
 // device's.
 int RunPipelineWorker(const WorldInfo& world, std::shared_ptr<Collectives> joined, const std::string& model_name,
                       const std::string& strategy_name) {
-  auto fail = [](const std::string& what) {
-    std::fprintf(stderr, "worker: %s\n", what.c_str());
-    return 1;
-  };
-  Model model = BuildModel(model_name);
-  const TrainingGraph& t = model.training;
-  const std::vector<TrainingBatch> batches = RandomBatches(model.batch_shape, kSteps, 77);
-  const Tensor rate = Tensor::Scalar<float>(model_name == "lenet" ? 0.002f : 0.05f);
-  absl::StatusOr<std::unique_ptr<Session>> one = Session::Create(t.graph.Clone(), {.num_threads = 1, .seed = kSeed});
-  if (!one.ok()) return fail(one.status().ToString());
+  absl::StatusOr<std::unique_ptr<Reference>> ref = MakeReference(model_name);
+  if (!ref.ok()) return Fail(ref.status().ToString());
+  const TrainingGraph& t = (*ref)->model.training;
+  Session& one = *(*ref)->one;
 
   // "pipeline-data": two data replicas of a pipeline of world_size / 2 stages.
   const int data = strategy_name == "pipeline-data" ? 2 : 1;
@@ -90,126 +139,99 @@ int RunPipelineWorker(const WorldInfo& world, std::shared_ptr<Collectives> joine
   if (data > 1) mesh.push_back({"data", data});
   absl::StatusOr<std::shared_ptr<CollectiveGroupTable>> groups =
       cli::JoinMeshGroups(world, std::move(joined), mesh, {.timeout = absl::Seconds(60)});
-  if (!groups.ok()) return fail(groups.status().ToString());
+  if (!groups.ok()) return Fail(groups.status().ToString());
   StepProgramSpec spec;
   spec.graph = &t.graph;
   spec.fetches = {"loss", "logits"};
   spec.targets = t.updates;
-  spec.batch = model.batch_shape.dim(0);
+  spec.batch = (*ref)->model.batch_shape.dim(0);
   spec.threads = 1;
   spec.seed = kSeed;
   for (const std::string& name : t.variables) {
-    absl::StatusOr<Tensor> value = (*one)->GetVariable(name);
-    if (!value.ok()) return fail(value.status().ToString());
+    absl::StatusOr<Tensor> value = one.GetVariable(name);
+    if (!value.ok()) return Fail(value.status().ToString());
     spec.variable_values[name] = *value;
   }
   absl::StatusOr<std::unique_ptr<StepProgram>> mine = MakePipelineStep(
       plan, spec, {.timeout = absl::Seconds(60), .process_stage = world.rank / data, .process_groups = *groups});
-  if (!mine.ok()) return fail(mine.status().ToString());
+  if (!mine.ok()) return Fail(mine.status().ToString());
 
-  int failures = 0;
+  Differences differences(world);
   for (int s = 0; s < kSteps; ++s) {
-    const Batch feeds = {{"image", batches[s].image}, {"labels", batches[s].labels}, {"learning_rate", rate}};
-    absl::StatusOr<std::vector<Tensor>> expected =
-        (*one)->Run(feeds, {"loss", "logits"}, RunOptions{.targets = t.updates});
+    const TrainingBatch& b = (*ref)->batches[s];
+    const Batch feeds = {{"image", b.image}, {"labels", b.labels}, {"learning_rate", (*ref)->rate}};
+    absl::StatusOr<std::vector<Tensor>> expected = one.Run(feeds, {"loss", "logits"}, RunOptions{.targets = t.updates});
     absl::StatusOr<std::vector<Tensor>> got = (*mine)->Run(feeds, s, nullptr);
-    if (!expected.ok()) return fail(expected.status().ToString());
-    if (!got.ok()) return fail(absl::StrCat("step ", s, ": ", got.status().ToString()));
-    const double want = (*expected)[0].GetAsDouble(0), have = (*got)[0].GetAsDouble(0);
-    if (std::abs(have - want) > 1e-5 * std::abs(want)) {
-      std::fprintf(stderr, "worker %d step %d: loss %.9g but one device %.9g\n", world.rank, s, have, want);
-      ++failures;
-    }
-    if (const double error = RelativeError((*got)[1], (*expected)[1]); error > 1e-5) {
-      std::fprintf(stderr, "worker %d step %d: logits differ by %.3g relative\n", world.rank, s, error);
-      ++failures;
-    }
+    if (!expected.ok()) return Fail(expected.status().ToString());
+    if (!got.ok()) return Fail(absl::StrCat("step ", s, ": ", got.status().ToString()));
+    differences.Loss(s, (*got)[0].GetAsDouble(0), (*expected)[0].GetAsDouble(0));
+    differences.Logits(s, RelativeError((*got)[1], (*expected)[1]));
   }
   for (const std::string& name : t.variables) {
-    absl::StatusOr<Tensor> want = (*one)->GetVariable(name);
+    absl::StatusOr<Tensor> want = one.GetVariable(name);
     absl::StatusOr<Tensor> have = (*mine)->ReadVariable(name);
-    if (!want.ok() || !have.ok()) return fail("reading " + name);
-    if (const double error = RelativeError(*have, *want); error > 1e-5) {
-      std::fprintf(stderr, "worker %d: variable %s differs by %.3g relative\n", world.rank, name.c_str(), error);
-      ++failures;
-    }
+    if (!want.ok() || !have.ok()) return Fail("reading " + name);
+    differences.Variable(name, RelativeError(*have, *want));
   }
-  std::printf("rank %d of %d (%s, %s, %s): %d steps, %zu variables, %d differences\n", world.rank, world.world_size,
-              world.backend.c_str(), model_name.c_str(), strategy_name.c_str(), kSteps, t.variables.size(), failures);
-  return failures == 0 ? 0 : 1;
+  return differences.Finish(model_name, strategy_name, t.variables.size());
 }
 
 // One worker: returns 0 when its device trains as one device does, 1 otherwise.
 int RunWorker(const std::string& model_name, const std::string& strategy_name) {
-  auto fail = [](const std::string& what) {
-    std::fprintf(stderr, "worker: %s\n", what.c_str());
-    return 1;
-  };
   absl::StatusOr<WorldInfo> world = WorldInfoFromEnvironment();
-  if (!world.ok()) return fail(world.status().ToString());
+  if (!world.ok()) return Fail(world.status().ToString());
   absl::StatusOr<std::shared_ptr<Collectives>> joined = cli::JoinWorld(*world, {.timeout = absl::Seconds(60)});
-  if (!joined.ok()) return fail(joined.status().ToString());
+  if (!joined.ok()) return Fail(joined.status().ToString());
   if (strategy_name.rfind("pipeline", 0) == 0)
     return RunPipelineWorker(*world, *std::move(joined), model_name, strategy_name);
 
-  Model model = BuildModel(model_name);
-  const TrainingGraph& t = model.training;
-  const std::vector<TrainingBatch> batches = RandomBatches(model.batch_shape, kSteps, 77);
-  const Tensor rate = Tensor::Scalar<float>(model_name == "lenet" ? 0.002f : 0.05f);
-
-  absl::StatusOr<std::unique_ptr<Session>> one = Session::Create(t.graph.Clone(), {.num_threads = 1, .seed = kSeed});
+  absl::StatusOr<std::unique_ptr<Reference>> ref = MakeReference(model_name);
+  if (!ref.ok()) return Fail("setting up: " + ref.status().ToString());
+  const TrainingGraph& t = (*ref)->model.training;
+  Session& one = *(*ref)->one;
+  const Tensor& rate = (*ref)->rate;
   absl::StatusOr<StrategyPlan> plan = MakeStrategy(strategy_name, world->world_size)->Plan(t.graph);
-  if (!one.ok() || !plan.ok()) return fail("setting up: " + (one.ok() ? plan.status() : one.status()).ToString());
+  if (!plan.ok()) return Fail("setting up: " + plan.status().ToString());
   // This worker's device's communicators: the job's over the whole mesh, new ones over
   // the groups of a two-axis mesh's rows and columns.
   std::vector<MeshAxisSize> axes;
   for (const MeshAxis& axis : plan->mesh.axes()) axes.push_back({axis.name, axis.size});
   absl::StatusOr<std::shared_ptr<CollectiveGroupTable>> groups =
       cli::JoinMeshGroups(*world, *joined, axes, {.timeout = absl::Seconds(60)});
-  if (!groups.ok()) return fail(groups.status().ToString());
-  absl::StatusOr<PartitionedProgram> program =
-      PartitionGraph(t.graph, plan->mesh, plan->annotations,
-                     {.batch = model.batch_shape.dim(0), .targets = t.updates, .reduce_scatter = plan->reduce_scatter});
-  if (!program.ok()) return fail(program.status().ToString());
+  if (!groups.ok()) return Fail(groups.status().ToString());
+  absl::StatusOr<PartitionedProgram> program = PartitionGraph(
+      t.graph, plan->mesh, plan->annotations,
+      {.batch = (*ref)->model.batch_shape.dim(0), .targets = t.updates, .reduce_scatter = plan->reduce_scatter});
+  if (!program.ok()) return Fail(program.status().ToString());
   absl::StatusOr<std::unique_ptr<Session>> mine = Session::Create(
       std::move(program->devices[world->rank]), {.num_threads = 1, .seed = kSeed, .collective_groups = *groups});
-  if (!mine.ok()) return fail(mine.status().ToString());
+  if (!mine.ok()) return Fail(mine.status().ToString());
 
-  int failures = 0;
+  Differences differences(*world);
   for (int s = 0; s < kSteps; ++s) {
-    const TrainingBatch& b = batches[s];
+    const TrainingBatch& b = (*ref)->batches[s];
     absl::StatusOr<std::vector<Tensor>> expected =
-        (*one)->Run({{"image", b.image}, {"labels", b.labels}, {"learning_rate", rate}}, {"loss"},
-                    RunOptions{.targets = t.updates});
+        one.Run({{"image", b.image}, {"labels", b.labels}, {"learning_rate", rate}}, {"loss"},
+                RunOptions{.targets = t.updates});
     absl::StatusOr<Tensor> image = program->ShareOf("image", b.image, world->rank);
     absl::StatusOr<Tensor> labels = program->ShareOf("labels", b.labels, world->rank);
-    if (!expected.ok() || !image.ok() || !labels.ok()) return fail("step " + std::to_string(s) + ": shares");
+    if (!expected.ok() || !image.ok() || !labels.ok()) return Fail("step " + std::to_string(s) + ": shares");
     absl::StatusOr<std::vector<Tensor>> got = (*mine)->Run(
         {{"image", *image}, {"labels", *labels}, {"learning_rate", rate}}, {"loss"}, RunOptions{.targets = t.updates});
-    if (!got.ok()) return fail(absl::StrCat("step ", s, ": ", got.status().ToString()));
-    const double want = (*expected)[0].GetAsDouble(0), have = (*got)[0].GetAsDouble(0);
-    if (std::abs(have - want) > 1e-5 * std::abs(want)) {
-      std::fprintf(stderr, "worker %d step %d: loss %.9g but one device %.9g\n", world->rank, s, have, want);
-      ++failures;
-    }
+    if (!got.ok()) return Fail(absl::StrCat("step ", s, ": ", got.status().ToString()));
+    differences.Loss(s, (*got)[0].GetAsDouble(0), (*expected)[0].GetAsDouble(0));
   }
   for (const std::string& name : t.variables) {
-    absl::StatusOr<Tensor> whole = (*one)->GetVariable(name);
-    if (!whole.ok()) return fail("reading " + name);
+    absl::StatusOr<Tensor> whole = one.GetVariable(name);
+    if (!whole.ok()) return Fail("reading " + name);
     // A split Variable: this worker's share of one device's value.
     absl::StatusOr<Tensor> want =
         program->variable_shardings.contains(name) ? program->VariableShare(name, *whole, world->rank) : *whole;
     absl::StatusOr<Tensor> have = (*mine)->GetVariable(name);
-    if (!want.ok() || !have.ok()) return fail("reading " + name);
-    const double error = RelativeError(*have, *want);
-    if (error > 1e-5) {
-      std::fprintf(stderr, "worker %d: variable %s differs by %.3g relative\n", world->rank, name.c_str(), error);
-      ++failures;
-    }
+    if (!want.ok() || !have.ok()) return Fail("reading " + name);
+    differences.Variable(name, RelativeError(*have, *want));
   }
-  std::printf("rank %d of %d (%s, %s, %s): %d steps, %zu variables, %d differences\n", world->rank, world->world_size,
-              world->backend.c_str(), model_name.c_str(), strategy_name.c_str(), kSteps, t.variables.size(), failures);
-  return failures == 0 ? 0 : 1;
+  return differences.Finish(model_name, strategy_name, t.variables.size());
 }
 
 std::string SelfPath() { return std::filesystem::read_symlink("/proc/self/exe").string(); }
