@@ -2,9 +2,12 @@
 // packing, the choice of register blocking, the thread split, and the portable
 // fallback of the AVX-512 row kernel (conv_blocked_direct_avx512.cc).
 //
-// Packed weights: [out block][in block][kh][kw][in lane 16][out lane 16], zeros past the
-// channel counts, so that one tap's sixteen input channels are sixteen consecutive
-// output-lane vectors.
+// Packed weights: [out block][in block][kh][kw][in lane][out lane 16], zeros past the
+// output channel count, so that one tap's input channels are consecutive output-lane
+// vectors. The last input block holds only its channels (3 for an RGB image, not 16):
+// a network's first convolution then reads its weights from one compact run (7x7 x 3 x
+// 64 channels: 37 KB) instead of one 64-byte line per KB, which mapped every line of a
+// tap to the same few L1 sets and reloaded them from L2 for every strip.
 //
 // Every output element is bias + its taps in (input block, kh, kw, input channel)
 // order, one fused multiply-add each, skipping taps in the padding, then + residual
@@ -27,6 +30,14 @@ namespace {
 
 constexpr int64_t kLanes = kChannelBlock;
 constexpr int64_t kTapFloats = kLanes * kLanes;
+
+// The floats of one output block's packed weights: every tap of the full input blocks
+// (16 x 16 each) and of the last one (its channels x 16).
+int64_t WeightBlockFloats(const ConvGeometry& g) {
+  const int64_t in_blocks = ChannelBlocks(g.channels);
+  const int64_t last_channels = g.channels - (in_blocks - 1) * kLanes;
+  return g.window.kernel[1] * g.window.kernel[2] * ((in_blocks - 1) * kTapFloats + last_channels * kLanes);
+}
 
 // A register blocking: the output blocks a strip holds and its widest width.
 struct RegisterBlocking {
@@ -75,7 +86,7 @@ void BlockedDirectRowPortable(const BlockedDirectRow& r) {
           const float* x_row = r.x + b * r.block_stride + (r.in_row0 + kh) * r.row_stride;
           for (int64_t kw = kw_begin; kw < kw_end; ++kw) {
             const float* xp = x_row + (col0 + kw) * r.pixel_stride;
-            const float* wp = wb + (kh * r.kernel_w + kw) * kTapFloats;
+            const float* wp = wb + (kh * r.kernel_w + kw) * channels * kLanes;
             for (int64_t i = 0; i < channels; ++i) {
               const float v = xp[i * r.channel_stride];
               for (int64_t l = 0; l < kLanes; ++l) acc[l] = std::fma(wp[i * kLanes + l], v, acc[l]);
@@ -91,7 +102,7 @@ void BlockedDirectRowPortable(const BlockedDirectRow& r) {
           v = v < 0.0f ? 0.0f : v;
         } else if (r.clamp == BlockedDirectClamp::kClip) {
           const float m = r.clamp_lo > v ? r.clamp_lo : v;  // max_ps(lo, v)
-          v = r.clamp_hi < m ? r.clamp_hi : m;               // min_ps(hi, m)
+          v = r.clamp_hi < m ? r.clamp_hi : m;              // min_ps(hi, m)
         }
         y[l] = l < lanes ? v : 0.0f;
       }
@@ -119,20 +130,21 @@ bool ActivationMovesZero(const FusedActivation& act) {
 }  // namespace
 
 int64_t BlockedDirectWeightFloats(const ConvGeometry& g) {
-  return ChannelBlocks(g.out_channels) * ChannelBlocks(g.channels) * g.window.kernel[1] * g.window.kernel[2] *
-         kTapFloats;
+  return ChannelBlocks(g.out_channels) * WeightBlockFloats(g);
 }
 
 void PackBlockedDirectWeights(const ConvGeometry& g, const float* weights, float* packed) {
   const int64_t in_blocks = ChannelBlocks(g.channels);
   const int64_t kh_n = g.window.kernel[1], kw_n = g.window.kernel[2], taps = kh_n * kw_n;
+  const int64_t block_floats = WeightBlockFloats(g);
   std::memset(packed, 0, static_cast<size_t>(BlockedDirectWeightFloats(g)) * sizeof(float));
   for (int64_t m = 0; m < g.out_channels; ++m) {
     for (int64_t c = 0; c < g.channels; ++c) {
       const float* src = weights + (m * g.channels + c) * taps;
-      float* dst =
-          packed + ((m / kLanes) * in_blocks + c / kLanes) * taps * kTapFloats + (c % kLanes) * kLanes + m % kLanes;
-      for (int64_t t = 0; t < taps; ++t) dst[t * kTapFloats] = src[t];
+      const int64_t b = c / kLanes;
+      const int64_t tap_floats = (b + 1 == in_blocks ? g.channels - b * kLanes : kLanes) * kLanes;
+      float* dst = packed + (m / kLanes) * block_floats + b * taps * kTapFloats + (c % kLanes) * kLanes + m % kLanes;
+      for (int64_t t = 0; t < taps; ++t) dst[t * tap_floats] = src[t];
     }
   }
 }
@@ -190,7 +202,7 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
     std::copy(bias, bias + g.out_channels, bias_lanes.begin());
   }
   const int64_t last_lanes = g.out_channels - (out_blocks - 1) * kLanes;
-  const int64_t weight_block_stride = in_blocks * kernel_h * kernel_w * kTapFloats;
+  const int64_t weight_block_stride = WeightBlockFloats(g);
   const int64_t y_block_stride = out_pixels * kLanes;
   const CpuIsa isa = ActiveCpuIsa();
   const bool zero_lanes_after_activation = last_lanes < kLanes && ActivationMovesZero(activation);

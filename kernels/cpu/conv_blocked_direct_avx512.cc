@@ -44,6 +44,7 @@ void Strip(const BlockedDirectRow& r, int64_t ow0) {
     const int64_t channels = b + 1 == r.in_blocks ? r.last_block_channels : kLanes;
     const float* xb = r.x + b * r.block_stride;
     const float* wb = r.weights + b * taps * kTapFloats;
+    const int64_t tap_floats = channels * kLanes;
     for (int64_t kh = r.kh_begin; kh < r.kh_end; ++kh) {
       const float* x_row = xb + (r.in_row0 + kh) * r.row_stride;
       for (int64_t kw = 0; kw < r.kernel_w; ++kw) {
@@ -58,7 +59,7 @@ void Strip(const BlockedDirectRow& r, int64_t ow0) {
           valid = static_cast<uint32_t>(((uint64_t{1} << jhi) - 1) & ~((uint64_t{1} << jlo) - 1));
         }
         const float* xp = x_row + col * r.pixel_stride;
-        const float* wp = wb + (kh * r.kernel_w + kw) * kTapFloats;
+        const float* wp = wb + (kh * r.kernel_w + kw) * tap_floats;
         for (int64_t i = 0; i < channels; ++i) {
           __m512 w[B];
 #pragma GCC unroll 4

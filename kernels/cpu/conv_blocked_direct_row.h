@@ -19,9 +19,10 @@ inline constexpr int64_t kBlockedDirectMaxWidth[5] = {0, 28, 12, 8, 6};
 // ih, input column iw) lies at
 //   x[b * block_stride + i * channel_stride + ih * row_stride + iw * pixel_stride];
 // packed weights (block o of the row's, input block b, tap kh, kw, channel i, lane l) at
-//   weights[o * weight_block_stride + ((b * kernel_h + kh) * kernel_w + kw) * 256 + i * 16 + l]
-// (64-byte aligned); output (block o, column ow, lane l) at y[o * y_block_stride + ow * 16 + l].
-// Every output is
+//   weights[o * weight_block_stride + b * kernel_h * kernel_w * 256
+//           + (kh * kernel_w + kw) * channels_b * 16 + i * 16 + l]
+// (64-byte aligned; channels_b: 16, or last_block_channels for the last block); output (block o, column ow, lane l) at
+// y[o * y_block_stride + ow * 16 + l]. Every output is
 //   bias[o * 16 + l] (0 when bias is null)
 //   + sum over b < in_blocks, kh in [kh_begin, kh_end), kw < kernel_w with
 //     iw = ow * stride_w - pad_left + kw in [0, in_w), i < channels of block b
