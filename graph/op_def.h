@@ -89,7 +89,8 @@ struct OpDef {
   // Optimizer ops: once the node ran, its output i becomes the new value of the
   // Variable read by input variable_updates[i] (which must be a Variable node's
   // output; the verifier checks it). Readers earlier in the same run keep the old
-  // value: nothing is written in place.
+  // value (a compiled program writes an update in place only where no step after it
+  // reads the variable: compiler/pipeline/executable_builder.cc).
   std::vector<int> variable_updates;
 
   const AttrDef* FindAttr(absl::string_view attr_name) const;

@@ -14,6 +14,7 @@
 #include "compiler/conversion/graph_tsr.h"
 #include "compiler/conversion/mlir_diagnostics.h"
 #include "compiler/lowering/fusion_outlining.h"
+#include "compiler/pipeline/collective_overlap.h"
 #include "compiler/pipeline/executable_builder.h"
 #include "compiler/pipeline/executable_plan.h"
 #include "compiler/pipeline/freeze_variables.h"
@@ -190,6 +191,7 @@ absl::StatusOr<Executable> CompileGraph(const Graph& graph, const CompileOptions
   absl::StatusOr<Executable> built = BuildExecutableSteps(main, options.variable_values);
   if (!built.ok()) return Prefixed("building the executable's steps", built.status());
   Executable e = *std::move(built);
+  OrderStepsForCollectiveOverlap(e);
   std::vector<std::string> symbols;
   for (const ExecutableStep& step : e.steps) {
     if (step.kind != ExecutableStep::Kind::kFunction) continue;

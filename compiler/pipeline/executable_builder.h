@@ -22,8 +22,9 @@ namespace tsr {
 // declares (absent optional operands are -1). Offsets are left unset (-1): plan them with
 // PlanExecutableBuffers. A tsr.Variable left in @main (a training program) is a variable
 // value with its initial value (freeze_variables.h's VariableValue, from `variable_values`);
-// an optimizer update op's new values are committed into the variables it updates by
-// Identity steps after every other step. Errors name the op: non-tsr ops, unregistered
+// an optimizer update op writes its new values into the variables it updates in place
+// where no later step reads them (old or new), else into temporaries that Identity steps
+// commit after every other step. Errors name the op: non-tsr ops, unregistered
 // ops, a Variable updated twice, non-static or unsupported types.
 absl::StatusOr<Executable> BuildExecutableSteps(mlir::func::FuncOp main,
                                                 const std::map<std::string, Tensor>& variable_values = {});

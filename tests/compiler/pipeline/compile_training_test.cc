@@ -2,8 +2,9 @@
 // an MLP's forward pass, backward pass and optimizer updates run as one compiled program
 // whose Variables persist between runs; over several steps on the same batches its losses
 // and final weights agree with the interpreter running the same graph with the update
-// nodes as targets (Session::Run), for SGD and for Adam (slot variables and an i64 step
-// counter). Variables can be read and assigned between runs; errors name what is wrong.
+// nodes as targets (Session::Run), for SGD, momentum and Adam (slot variables and an i64
+// step counter), every update writing its variables in place. Variables can be read and assigned between runs; errors
+// name what is wrong.
 #include <cmath>
 #include <memory>
 #include <random>
@@ -11,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "compiler/pipeline/compile_graph.h"
 #include "gmock/gmock.h"
@@ -90,7 +92,19 @@ void TrainBoth(OptimizerKind kind, int steps) {
   absl::StatusOr<Executable> executable = CompileGraph(t.graph, options, &stats);
   ASSERT_TRUE(executable.ok()) << executable.status();
   std::printf("%s: %s", std::string(OptimizerName(kind)).c_str(), FormatCompileStats(stats).c_str());
-  absl::StatusOr<std::unique_ptr<CompiledProgram>> program = CompiledProgram::Load(*std::move(executable), {.threads = 1});
+  // Nothing reads a variable after its update: every update writes its variables in
+  // place, no step copies a new value into one.
+  int updates_in_place = 0;
+  for (const ExecutableStep& step : executable->steps) {
+    for (int v : step.outputs) {
+      if (executable->values[v].location != ValueLocation::kVariable) continue;
+      EXPECT_NE(step.name, "Identity") << "a copy into variable " << executable->values[v].name;
+      updates_in_place += absl::c_linear_search(step.inputs, v) ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(updates_in_place, static_cast<int>(t.variables.size()));
+  absl::StatusOr<std::unique_ptr<CompiledProgram>> program =
+      CompiledProgram::Load(*std::move(executable), {.threads = 1});
   ASSERT_TRUE(program.ok()) << program.status();
   EXPECT_EQ((*program)->variables().size(), t.variables.size());
 
@@ -113,6 +127,8 @@ void TrainBoth(OptimizerKind kind, int steps) {
 }
 
 TEST(CompileTraining, SgdStepsAgreeWithTheInterpreter) { TrainBoth(OptimizerKind::kSgd, 6); }
+
+TEST(CompileTraining, MomentumStepsAgreeWithTheInterpreter) { TrainBoth(OptimizerKind::kMomentum, 6); }
 
 TEST(CompileTraining, AdamStepsAgreeWithTheInterpreter) { TrainBoth(OptimizerKind::kAdam, 6); }
 
