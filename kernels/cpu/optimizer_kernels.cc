@@ -37,27 +37,26 @@ void SgdRows(const SgdParams& h, const float* p, const float* g, int64_t n, floa
   }
 }
 
+// One loop per flavour rather than a branch per element, so that each vectorizes.
+template <bool kNesterov>
+void MomentumLoop(const MomentumParams& h, const float* p, const float* v, const float* g, int64_t n, float* new_p,
+                  float* new_v) {
+#pragma GCC ivdep
+  for (int64_t i = 0; i < n; ++i) {
+    const double pi = p[i];
+    const double gi = static_cast<double>(g[i]) + h.weight_decay * pi;
+    const double vi = h.momentum * static_cast<double>(v[i]) + gi;
+    new_v[i] = static_cast<float>(vi);
+    new_p[i] = static_cast<float>(pi - h.lr * (kNesterov ? gi + h.momentum * vi : vi));
+  }
+}
+
 void MomentumRows(const MomentumParams& h, const float* p, const float* v, const float* g, int64_t n, float* new_p,
                   float* new_v) {
-  // Two loops rather than a branch per element, so that both vectorize.
   if (h.nesterov) {
-#pragma GCC ivdep
-    for (int64_t i = 0; i < n; ++i) {
-      const double pi = p[i];
-      const double gi = static_cast<double>(g[i]) + h.weight_decay * pi;
-      const double vi = h.momentum * static_cast<double>(v[i]) + gi;
-      new_v[i] = static_cast<float>(vi);
-      new_p[i] = static_cast<float>(pi - h.lr * (gi + h.momentum * vi));
-    }
+    MomentumLoop<true>(h, p, v, g, n, new_p, new_v);
   } else {
-#pragma GCC ivdep
-    for (int64_t i = 0; i < n; ++i) {
-      const double pi = p[i];
-      const double gi = static_cast<double>(g[i]) + h.weight_decay * pi;
-      const double vi = h.momentum * static_cast<double>(v[i]) + gi;
-      new_v[i] = static_cast<float>(vi);
-      new_p[i] = static_cast<float>(pi - h.lr * vi);
-    }
+    MomentumLoop<false>(h, p, v, g, n, new_p, new_v);
   }
 }
 
@@ -103,8 +102,8 @@ namespace {
 
 using optimizer_internal::OptimizerRowKernels;
 
-// Rough cycles per element: a few loads, stores and double FMAs; Adam adds a sqrt
-// and a divide.
+// Rough cycles per element: a few loads, stores and double multiplies and adds; Adam
+// adds a square root and divides.
 constexpr int64_t kUpdateCost = 8;
 constexpr int64_t kAdamCost = 30;
 
