@@ -92,9 +92,12 @@ std::optional<Candidate> ReadCandidate(Operation* op) {
   c.geometry.out_channels = w.getDimSize(0);
   if (!BlockedConvApplies(c.geometry)) return std::nullopt;
   // Winograd does a 3x3 stride-1 convolution in fewer multiplications than any direct
-  // kernel (1.2-1.7 times oneDNN's direct speed on ResNet-18's layers): those stay plain,
-  // and the chain converts around them.
-  if (PreparedConvAlgorithm(c.geometry) == ConvAlgorithm::kWinograd) return std::nullopt;
+  // kernel; the blocked layout has its own (conv_blocked.h), faster than the plain one.
+  // Where the plain layout would run Winograd and the blocked one would not, the
+  // convolution stays plain and the chain converts around it.
+  if (BlockedConvWinogradTile(c.geometry) == 0 && PreparedConvAlgorithm(c.geometry) == ConvAlgorithm::kWinograd) {
+    return std::nullopt;
+  }
   const int64_t lanes = ChannelBlocks(c.geometry.out_channels) * kChannelBlock;
   if (static_cast<double>(lanes - c.geometry.out_channels) > kMaxEmptyLaneShare * static_cast<double>(lanes)) {
     return std::nullopt;
@@ -160,7 +163,8 @@ class ActivationLayoutPass : public mlir::PassWrapper<ActivationLayoutPass, mlir
       Operation* op = c.op;
       const bool depthwise = c.geometry.group > 1;
       const bool x_from_chain = is_candidate(c.x.getDefiningOp());
-      const bool x_blocked = x_from_chain || depthwise;
+      // Depthwise and Winograd kernels read whole channel vectors: their input is blocked.
+      const bool x_blocked = x_from_chain || depthwise || BlockedConvWinogradTile(c.geometry) != 0;
       Value x = x_blocked ? blocked_value(c.x, op) : c.x;
       Value z = c.z ? blocked_value(c.z, op) : Value();
       absl::StatusOr<mlir::tsr::OperandLayout> layout = mlir::tsr::OperandsFromSlots(

@@ -1,5 +1,5 @@
 // The channel-blocked layout's conversions, the geometry check, the weight preparation
-// and the dispatch to the direct or depthwise kernels (conv_blocked_kernels.h).
+// and the dispatch to the direct, Winograd or depthwise kernels (conv_blocked_kernels.h).
 #include "kernels/cpu/conv_blocked.h"
 
 #include <algorithm>
@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/conv_blocked_kernels.h"
 #include "kernels/cpu/conv_blocked_layout_row.h"
 #include "kernels/cpu/cpu_features.h"
@@ -77,6 +78,22 @@ void UnblockChannels(int64_t batch, int64_t channels, int64_t pixels, const floa
                });
 }
 
+bool ActivationMovesZero(const FusedActivation& act) {
+  switch (act.kind) {
+    case FusedActivationKind::kNone:
+    case FusedActivationKind::kRelu:
+    case FusedActivationKind::kLeakyRelu:
+    case FusedActivationKind::kTanh:
+    case FusedActivationKind::kGelu:
+      return false;
+    case FusedActivationKind::kClip:
+      return act.min > 0.0f || act.max < 0.0f;
+    case FusedActivationKind::kSigmoid:
+      return true;
+  }
+  return true;
+}
+
 bool BlockedConvApplies(const ConvGeometry& g) {
   const Window3d& w = g.window;
   if (w.in[0] != 1 || w.out[0] != 1 || w.kernel[0] != 1 || w.pad_begin[0] != 0 || w.pad_end[0] != 0) return false;
@@ -90,9 +107,12 @@ bool BlockedConvApplies(const ConvGeometry& g) {
   return Depthwise(g) && w.taps() <= kMaxBlockedDepthwiseTaps;
 }
 
+int BlockedConvWinogradTile(const ConvGeometry& g) { return BlockedConvApplies(g) ? BlockedWinogradTile(g) : 0; }
+
 void PreparedBlockedConv::Free::operator()(float* p) const { std::free(p); }
 
-absl::StatusOr<PreparedBlockedConv> PrepareBlockedConv(const ConvGeometry& geometry, const float* weights) {
+absl::StatusOr<PreparedBlockedConv> PrepareBlockedConv(const ConvGeometry& geometry, const float* weights,
+                                                       BlockedConvAlgorithm algorithm) {
   if (!BlockedConvApplies(geometry)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "PrepareBlockedConv: the blocked kernels take 1-D or 2-D convolutions without dilation, group 1 or "
@@ -103,8 +123,33 @@ absl::StatusOr<PreparedBlockedConv> PrepareBlockedConv(const ConvGeometry& geome
   PreparedBlockedConv prepared;
   prepared.geometry_ = geometry;
   prepared.depthwise_ = geometry.group > 1;
-  const int64_t floats =
-      prepared.depthwise_ ? BlockedDepthwiseWeightFloats(geometry) : BlockedDirectWeightFloats(geometry);
+  if (!prepared.depthwise_) {
+    switch (algorithm) {
+      case BlockedConvAlgorithm::kAuto:
+        prepared.winograd_tile_ = BlockedWinogradTile(geometry);
+        break;
+      case BlockedConvAlgorithm::kDirect:
+        break;
+      case BlockedConvAlgorithm::kWinograd2:
+      case BlockedConvAlgorithm::kWinograd4: {
+        // Applies at all: the geometry Winograd takes, whatever the tile count.
+        ConvGeometry many_tiles = geometry;
+        many_tiles.window.out[1] = many_tiles.window.out[2] = 64;
+        if (BlockedWinogradTile(many_tiles) == 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "PrepareBlockedConv: Winograd takes 2-D 3x3 convolutions with stride 1, group 1 and at least 16 input "
+              "and output channels; got channels ",
+              geometry.channels, ", out_channels ", geometry.out_channels, ", kernel ", geometry.window.kernel[1], "x",
+              geometry.window.kernel[2], ", stride ", geometry.window.stride[1], "x", geometry.window.stride[2]));
+        }
+        prepared.winograd_tile_ = algorithm == BlockedConvAlgorithm::kWinograd2 ? 2 : 4;
+        break;
+      }
+    }
+  }
+  const int64_t floats = prepared.depthwise_            ? BlockedDepthwiseWeightFloats(geometry)
+                         : prepared.winograd_tile_ != 0 ? BlockedWinogradWeightFloats(geometry, prepared.winograd_tile_)
+                                                        : BlockedDirectWeightFloats(geometry);
   const size_t bytes = (static_cast<size_t>(std::max<int64_t>(floats, 1)) * sizeof(float) + 63) / 64 * 64;
   prepared.weights_.reset(static_cast<float*>(std::aligned_alloc(64, bytes)));
   if (prepared.weights_ == nullptr) {
@@ -112,6 +157,8 @@ absl::StatusOr<PreparedBlockedConv> PrepareBlockedConv(const ConvGeometry& geome
   }
   if (prepared.depthwise_) {
     PackBlockedDepthwiseWeights(geometry, weights, prepared.weights_.get());
+  } else if (prepared.winograd_tile_ != 0) {
+    PackBlockedWinogradWeights(geometry, prepared.winograd_tile_, weights, prepared.weights_.get());
   } else {
     PackBlockedDirectWeights(geometry, weights, prepared.weights_.get());
   }
@@ -125,6 +172,18 @@ void BlockedConvForward(const PreparedBlockedConv& prepared, int64_t batch, cons
   if (prepared.depthwise_) {
     BlockedDepthwiseConv(prepared.geometry_, prepared.weights_.get(), batch, x, bias, residual, activation, y,
                          parallel_for);
+  } else if (prepared.winograd_tile_ != 0) {
+    const float* xb = x;
+    if (!x_blocked) {
+      // Winograd's input transform reads whole channel vectors: block a plain input first.
+      const ConvGeometry& g = prepared.geometry_;
+      thread_local AlignedFloatBuffer blocked;
+      float* b = blocked.Get(batch * ChannelBlocks(g.channels) * kChannelBlock * g.window.in_size());
+      BlockChannels(batch, g.channels, g.window.in_size(), x, b, parallel_for);
+      xb = b;
+    }
+    BlockedWinogradConv(prepared.geometry_, prepared.winograd_tile_, prepared.weights_.get(), batch, xb, bias, residual,
+                        activation, y, parallel_for);
   } else {
     BlockedDirectConv(prepared.geometry_, prepared.weights_.get(), batch, x, x_blocked, bias, residual, activation, y,
                       parallel_for);

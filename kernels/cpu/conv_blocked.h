@@ -8,9 +8,10 @@
 // at the chain's ends. Lanes past C (the last block when C is not a multiple of 16)
 // hold zeros: BlockChannels writes them and every kernel here keeps them so.
 //
-// Direct convolution (group 1: each output block sums all input blocks over the taps)
-// and depthwise (group == channels == out_channels: lane by lane) are supported, in one
-// or two spatial dimensions, without dilation. The weights are prepared once, in the
+// Direct convolution (group 1: each output block sums all input blocks over the taps),
+// Winograd (3x3, stride 1, group 1, where it pays) and depthwise (group == channels ==
+// out_channels: lane by lane) are supported, in one or two spatial dimensions, without
+// dilation. The weights are prepared once, in the
 // form the kernels read; the forward pass fuses bias, residual and activation
 // (FusedConv's epilogue) while the output is in registers or cache.
 #ifndef TESSERA_KERNELS_CPU_CONV_BLOCKED_H_
@@ -44,8 +45,17 @@ void UnblockChannels(int64_t batch, int64_t channels, int64_t pixels, const floa
 // channel and one output pixel.
 bool BlockedConvApplies(const ConvGeometry& g);
 
+// The Winograd tile (2 or 4) PrepareBlockedConv's automatic choice takes for `g`, or 0
+// where it runs the direct or depthwise kernel (Winograd reads its input blocked: a
+// plain input is blocked first, so callers that can should pass it blocked).
+int BlockedConvWinogradTile(const ConvGeometry& g);
+
 // The most taps a blocked depthwise convolution takes.
 inline constexpr int64_t kMaxBlockedDepthwiseTaps = 49;
+
+// Which kernel a group-1 convolution runs: the measured choice, or one forced (tests,
+// benchmarks). Depthwise convolutions have one kernel and ignore it.
+enum class BlockedConvAlgorithm { kAuto, kDirect, kWinograd2, kWinograd4 };
 
 // Weights [out_channels, channels / group, kernel...] prepared for BlockedConvForward.
 // Immutable once made: any number of threads may run on one object at once.
@@ -57,9 +67,12 @@ class PreparedBlockedConv {
 
   const ConvGeometry& geometry() const { return geometry_; }
   bool depthwise() const { return depthwise_; }
+  // Winograd's output tile (2 or 4), or 0 for the direct or depthwise kernel.
+  int winograd_tile() const { return winograd_tile_; }
 
  private:
-  friend absl::StatusOr<PreparedBlockedConv> PrepareBlockedConv(const ConvGeometry& geometry, const float* weights);
+  friend absl::StatusOr<PreparedBlockedConv> PrepareBlockedConv(const ConvGeometry& geometry, const float* weights,
+                                                                BlockedConvAlgorithm algorithm);
   friend void BlockedConvForward(const PreparedBlockedConv& prepared, int64_t batch, const float* x, bool x_blocked,
                                  const float* bias, const float* residual, const FusedActivation& activation, float* y,
                                  const ParallelForFn& parallel_for);
@@ -69,11 +82,14 @@ class PreparedBlockedConv {
 
   ConvGeometry geometry_;
   bool depthwise_ = false;
+  int winograd_tile_ = 0;
   std::unique_ptr<float[], Free> weights_;  // 64-byte aligned, in the kernel's order
 };
 
-// InvalidArgument when !BlockedConvApplies(geometry) or the geometry is inconsistent.
-absl::StatusOr<PreparedBlockedConv> PrepareBlockedConv(const ConvGeometry& geometry, const float* weights);
+// InvalidArgument when !BlockedConvApplies(geometry) or the geometry is inconsistent, or
+// when a forced Winograd algorithm does not apply to it (3x3, stride 1, 2-D, group 1).
+absl::StatusOr<PreparedBlockedConv> PrepareBlockedConv(const ConvGeometry& geometry, const float* weights,
+                                                       BlockedConvAlgorithm algorithm = BlockedConvAlgorithm::kAuto);
 
 // y = act(conv(x) + bias + residual), the activations blocked: x [batch,
 // ChannelBlocks(channels), in..., 16] -- or, with !x_blocked and group 1, plain

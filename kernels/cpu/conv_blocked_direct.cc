@@ -110,23 +110,6 @@ void BlockedDirectRowPortable(const BlockedDirectRow& r) {
   }
 }
 
-// Whether act(0) may differ from 0, so that the padding lanes need zeroing again.
-bool ActivationMovesZero(const FusedActivation& act) {
-  switch (act.kind) {
-    case FusedActivationKind::kNone:
-    case FusedActivationKind::kRelu:
-    case FusedActivationKind::kLeakyRelu:
-    case FusedActivationKind::kTanh:
-    case FusedActivationKind::kGelu:
-      return false;
-    case FusedActivationKind::kClip:
-      return act.min > 0.0f || act.max < 0.0f;
-    case FusedActivationKind::kSigmoid:
-      return true;
-  }
-  return true;
-}
-
 }  // namespace
 
 int64_t BlockedDirectWeightFloats(const ConvGeometry& g) {

@@ -1,5 +1,6 @@
-// The two kernel families behind BlockedConvForward (conv_blocked.h), each with its
-// weight packing: direct convolution (group 1; conv_blocked_direct*.cc) and depthwise
+// The kernel families behind BlockedConvForward (conv_blocked.h), each with its
+// weight packing: direct convolution (group 1; conv_blocked_direct*.cc), Winograd
+// (3x3, stride 1, group 1; conv_blocked_winograd*.cc) and depthwise
 // (conv_blocked_depthwise*.cc). Internal to kernels/cpu: callers use conv_blocked.h.
 //
 // Shared conventions: the geometry satisfies BlockedConvApplies; `packed` holds the
@@ -30,12 +31,28 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
                        const float* bias, const float* residual, const FusedActivation& activation, float* y,
                        const ParallelForFn& parallel_for);
 
+// Winograd F(tile x tile, 3x3) (tile 2 or 4), x blocked. Results differ from the direct
+// sum by rounding only, but by more than the direct kernel's: the transforms scale
+// terms by up to 8 (tile 4) before they cancel. BlockedWinogradTile: the tile where
+// Winograd applies (3x3, stride 1, undilated, 2-D, at least 16 channels in and out) and
+// pays, measured, for the shape; 0 where the direct kernel is faster.
+int BlockedWinogradTile(const ConvGeometry& g);
+int64_t BlockedWinogradWeightFloats(const ConvGeometry& g, int tile);
+void PackBlockedWinogradWeights(const ConvGeometry& g, int tile, const float* weights, float* packed);
+void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, int64_t batch, const float* x,
+                         const float* bias, const float* residual, const FusedActivation& activation, float* y,
+                         const ParallelForFn& parallel_for);
+
 // Depthwise (group == channels == out_channels); x blocked like y.
 int64_t BlockedDepthwiseWeightFloats(const ConvGeometry& g);
 void PackBlockedDepthwiseWeights(const ConvGeometry& g, const float* weights, float* packed);
 void BlockedDepthwiseConv(const ConvGeometry& g, const float* packed, int64_t batch, const float* x, const float* bias,
                           const float* residual, const FusedActivation& activation, float* y,
                           const ParallelForFn& parallel_for);
+
+// Whether act(0) may differ from 0, so that the padding lanes need zeroing again after
+// an activation that runs as a pass over stored outputs.
+bool ActivationMovesZero(const FusedActivation& act);
 
 }  // namespace tsr
 

@@ -9,38 +9,15 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/conv_winograd_matrices.h"
 #include "kernels/cpu/conv_winograd_transform.h"
 
 namespace tsr {
 
 namespace {
 
-// Lavin & Gray's matrices: V = Bt d B, U = G g Gt, Y = At M A.
 template <int kM>
-struct Matrices;
-
-template <>
-struct Matrices<2> {
-  static constexpr int kAlpha = 4;
-  static constexpr float kBt[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-  static constexpr float kG[4][3] = {{1, 0, 0}, {0.5f, 0.5f, 0.5f}, {0.5f, -0.5f, 0.5f}, {0, 0, 1}};
-  static constexpr float kAt[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
-};
-
-template <>
-struct Matrices<4> {
-  static constexpr int kAlpha = 6;
-  static constexpr float kBt[6][6] = {{4, 0, -5, 0, 1, 0},  {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
-                                      {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
-  static constexpr float kG[6][3] = {{0.25f, 0, 0},
-                                     {-1.0f / 6, -1.0f / 6, -1.0f / 6},
-                                     {-1.0f / 6, 1.0f / 6, -1.0f / 6},
-                                     {1.0f / 24, 1.0f / 12, 1.0f / 6},
-                                     {1.0f / 24, -1.0f / 12, 1.0f / 6},
-                                     {0, 0, 1}};
-  static constexpr float kAt[4][6] = {
-      {1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}};
-};
+using Matrices = WinogradMatrices<kM>;
 
 // sum_q coef[q] * v[q], skipping zero coefficients and multiplying by none of +-1.
 template <int kN>

@@ -1,0 +1,353 @@
+// The channel-blocked Winograd convolution (3x3, stride 1, group 1;
+// conv_blocked_kernels.h): when it applies, the weight transform and packing, the
+// blocking and thread split, and the portable fallbacks of the AVX-512 steps
+// (conv_blocked_winograd_avx512.cc).
+//
+// Unlike the plain-layout Winograd (conv_winograd.h: a vector holds 8 tiles, and the
+// alpha^2 products run through the general GEMM, whose packing and 16-column strips
+// cost more than half of the peak on 49 or 56 tiles), a vector here holds the 16
+// channels of one pixel: every tile's transform is a handful of whole-vector
+// combinations, stored as full cache lines, and the products are a dedicated
+// register-blocked kernel on operands already in its order -- no packing per call.
+//
+// Packed weights U: [xi][out block][channel][16 lanes] (alpha^2 x ChannelBlocks(out) x
+// channels x 16 floats, zeros past out_channels), transformed once in double.
+// Per block of tile rows, in three phases split over the threads (each element sees
+// the same operations whatever the split or the ISA path):
+//   V[xi][tile][channel]   input transform, per (tile row, input block);
+//   M[xi][out block][tile][16] = sum_c U[xi][block][c] * V[xi][tile][c], per (xi, group
+//                          of output blocks, strip of tiles);
+//   y = act(At M A + bias + residual), per (tile row, output block).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/aligned_buffer.h"
+#include "kernels/cpu/conv_blocked.h"
+#include "kernels/cpu/conv_blocked_kernels.h"
+#include "kernels/cpu/conv_blocked_winograd_row.h"
+#include "kernels/cpu/conv_winograd_matrices.h"
+#include "kernels/cpu/cpu_features.h"
+
+namespace tsr {
+
+namespace {
+
+constexpr int64_t kLanes = kChannelBlock;
+
+// Below these channel counts the products are too thin to pay for the transforms.
+constexpr int64_t kMinChannels = 16;
+// The fewest tiles at which each tile size pays, measured on ResNet-18's layers
+// (bench/conv_bench.cc, blocked column): F(4x4) from 14x14 outputs (16 tiles), F(2x2)
+// not at 7x7 (16 tiles: the 16 transformed copies of 512x512 weights, 16.8 MB, cost
+// more to stream than the direct kernel's multiplies).
+constexpr int64_t kMinTiles4 = 16;
+constexpr int64_t kMinTiles2 = 16;
+// Transformed inputs plus products of one block of tile rows: about one core's L2.
+constexpr int64_t kBlockBytes = int64_t{1} << 20;
+
+int64_t TileCount(const Window3d& w, int64_t m) { return ((w.out[1] + m - 1) / m) * ((w.out[2] + m - 1) / m); }
+
+// sum_q coef[q] * v[q * stride] as the vector kernels compute it, one lane.
+float Combine(const float* coef, int n, const float* v, int64_t stride) {
+  float acc = 0.0f;
+  for (int q = 0; q < n; ++q) {
+    const float c = coef[q], x = v[q * stride];
+    if (c == 0.0f) continue;
+    if (c == 1.0f) {
+      acc = acc + x;
+    } else if (c == -1.0f) {
+      acc = acc - x;
+    } else {
+      acc = std::fma(c, x, acc);
+    }
+  }
+  return acc;
+}
+
+template <int kM>
+void InputPortable(const BlockedWinogradInput& r) {
+  using T = WinogradMatrices<kM>;
+  constexpr int kA = T::kAlpha;
+  for (int64_t tw = r.tw_begin; tw < r.tw_end; ++tw) {
+    float* v = r.v + (r.tile0 + tw - r.tw_begin) * r.ldv;
+    const int64_t y0 = r.th * kM - r.pad_top, x0 = tw * kM - r.pad_left;
+    for (int64_t l = 0; l < kLanes; ++l) {
+      float d[kA][kA], t[kA][kA];
+      for (int k = 0; k < kA; ++k) {
+        for (int j = 0; j < kA; ++j) {
+          const int64_t iy = y0 + k, ix = x0 + j;
+          d[k][j] = iy >= 0 && iy < r.in_h && ix >= 0 && ix < r.in_w ? r.x[(iy * r.in_w + ix) * kLanes + l] : 0.0f;
+        }
+      }
+      for (int i = 0; i < kA; ++i) {
+        for (int j = 0; j < kA; ++j) t[i][j] = Combine(T::kBt[i], kA, &d[0][j], kA);
+      }
+      for (int i = 0; i < kA; ++i) {
+        for (int j = 0; j < kA; ++j) v[(i * kA + j) * r.xi_stride + l] = Combine(T::kBt[j], kA, t[i], 1);
+      }
+    }
+  }
+}
+
+void ProductPortable(const BlockedWinogradProduct& r) {
+  for (int64_t b = 0; b < r.out_blocks; ++b) {
+    for (int64_t t = 0; t < r.width; ++t) {
+      for (int64_t l = 0; l < kLanes; ++l) {
+        float acc = 0.0f;
+        for (int64_t c = 0; c < r.channels; ++c) {
+          acc = std::fma(r.u[b * r.u_block_stride + c * kLanes + l], r.v[t * r.ldv + c], acc);
+        }
+        r.m[b * r.m_block_stride + t * kLanes + l] = acc;
+      }
+    }
+  }
+}
+
+template <int kM>
+void OutputPortable(const BlockedWinogradOutput& r) {
+  using T = WinogradMatrices<kM>;
+  constexpr int kA = T::kAlpha;
+  for (int64_t tw = r.tw_begin; tw < r.tw_end; ++tw) {
+    const float* mt = r.m + (r.tile0 + tw - r.tw_begin) * kLanes;
+    for (int64_t l = 0; l < kLanes; ++l) {
+      float s[kM][kA];
+      for (int a = 0; a < kM; ++a) {
+        for (int j = 0; j < kA; ++j) s[a][j] = Combine(T::kAt[a], kA, mt + j * r.xi_stride + l, kA * r.xi_stride);
+      }
+      for (int a = 0; a < kM && r.th * kM + a < r.out_h; ++a) {
+        for (int b = 0; b < kM && tw * kM + b < r.out_w; ++b) {
+          float y = Combine(T::kAt[b], kA, s[a], 1);
+          if (r.bias != nullptr) y = y + r.bias[l];
+          const int64_t offset = ((r.th * kM + a) * r.out_w + tw * kM + b) * kLanes + l;
+          if (r.residual != nullptr) y = y + r.residual[offset];
+          if (r.clamp == 1) {
+            y = y < 0.0f ? 0.0f : y;
+          } else if (r.clamp == 2) {
+            const float m = r.clamp_lo > y ? r.clamp_lo : y;  // max_ps(lo, y)
+            y = r.clamp_hi < m ? r.clamp_hi : m;              // min_ps(hi, m)
+          }
+          r.y[offset] = l < r.lanes ? y : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+// The product kernel's register blocking: output blocks per group and the widest strip.
+struct ProductBlocking {
+  int64_t out_blocks;
+  int64_t max_width;
+};
+
+// The blocking that keeps the most accumulators busy on `tiles` tiles and `out_blocks`
+// blocks (strips and groups balanced); ties go to more blocks per group (fewer
+// broadcasts per multiply-add).
+ProductBlocking ChooseProductBlocking(int64_t tiles, int64_t out_blocks) {
+  ProductBlocking best{1, kBlockedWinogradMaxWidth[1]};
+  double best_score = -1.0;
+  for (int64_t b = 1; b <= std::min<int64_t>(4, out_blocks); ++b) {
+    const int64_t max_width = kBlockedWinogradMaxWidth[b];
+    const int64_t strips = (tiles + max_width - 1) / max_width;
+    const int64_t groups = (out_blocks + b - 1) / b;
+    const double used = static_cast<double>(tiles) / static_cast<double>(strips) * static_cast<double>(out_blocks) /
+                        static_cast<double>(groups);
+    if (used >= best_score - 1e-9) {
+      best_score = std::max(best_score, used);
+      best = {b, max_width};
+    }
+  }
+  return best;
+}
+
+template <int kM>
+void TransformWeights(const ConvGeometry& g, const float* weights, float* packed) {
+  using T = WinogradMatrices<kM>;
+  constexpr int kA = T::kAlpha;
+  const int64_t channels = g.channels, out_blocks = ChannelBlocks(g.out_channels);
+  const int64_t xi_stride = out_blocks * channels * kLanes;
+  for (int64_t o = 0; o < g.out_channels; ++o) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const float* w = weights + (o * channels + c) * 9;
+      double gw[kA][3];  // G g
+      for (int i = 0; i < kA; ++i) {
+        for (int k = 0; k < 3; ++k) {
+          gw[i][k] = 0.0;
+          for (int j = 0; j < 3; ++j) gw[i][k] += static_cast<double>(T::kG[i][j]) * w[j * 3 + k];
+        }
+      }
+      float* dst = packed + ((o / kLanes) * channels + c) * kLanes + o % kLanes;
+      for (int i = 0; i < kA; ++i) {
+        for (int j = 0; j < kA; ++j) {
+          double u = 0.0;
+          for (int k = 0; k < 3; ++k) u += gw[i][k] * static_cast<double>(T::kG[j][k]);
+          dst[(i * kA + j) * xi_stride] = static_cast<float>(u);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int BlockedWinogradTile(const ConvGeometry& g) {
+  const Window3d& w = g.window;
+  if (g.group != 1 || w.kernel[0] != 1 || w.in[0] != 1 || w.out[0] != 1) return 0;
+  for (int d = 1; d < 3; ++d) {
+    if (w.kernel[d] != 3 || w.stride[d] != 1 || w.dilation[d] != 1) return 0;
+  }
+  if (g.channels < kMinChannels || g.out_channels < kMinChannels || w.out[1] < 1 || w.out[2] < 1) return 0;
+  if (TileCount(w, 4) >= kMinTiles4) return 4;
+  if (TileCount(w, 2) >= kMinTiles2) return 2;
+  return 0;
+}
+
+int64_t BlockedWinogradWeightFloats(const ConvGeometry& g, int tile) {
+  return (tile + 2) * (tile + 2) * ChannelBlocks(g.out_channels) * g.channels * kLanes;
+}
+
+void PackBlockedWinogradWeights(const ConvGeometry& g, int tile, const float* weights, float* packed) {
+  std::memset(packed, 0, static_cast<size_t>(BlockedWinogradWeightFloats(g, tile)) * sizeof(float));
+  if (tile == 2) {
+    TransformWeights<2>(g, weights, packed);
+  } else {
+    TransformWeights<4>(g, weights, packed);
+  }
+}
+
+void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, int64_t batch, const float* x,
+                         const float* bias, const float* residual, const FusedActivation& activation, float* y,
+                         const ParallelForFn& parallel_for) {
+  const Window3d& w = g.window;
+  const int64_t in_h = w.in[1], in_w = w.in[2], out_h = w.out[1], out_w = w.out[2];
+  const int64_t alpha = tile + 2, alpha2 = alpha * alpha;
+  const int64_t tiles_h = (out_h + tile - 1) / tile, tiles_w = (out_w + tile - 1) / tile;
+  const int64_t in_blocks = ChannelBlocks(g.channels), out_blocks = ChannelBlocks(g.out_channels);
+  const int64_t in_pixels = in_h * in_w, out_pixels = out_h * out_w;
+  const int64_t ldv = in_blocks * kLanes;
+  const int64_t last_lanes = g.out_channels - (out_blocks - 1) * kLanes;
+  const CpuIsa isa = ActiveCpuIsa();
+  const bool avx512 = isa >= CpuIsa::kAvx512;
+
+  // Blocks of whole tile rows whose V and M fit kBlockBytes (at least one row), balanced.
+  const int64_t row_bytes = alpha2 * tiles_w * (ldv + out_blocks * kLanes) * static_cast<int64_t>(sizeof(float));
+  const int64_t max_rows = std::clamp<int64_t>(kBlockBytes / row_bytes, 1, tiles_h);
+  const int64_t row_blocks = (tiles_h + max_rows - 1) / max_rows;
+  const int64_t rows_per_block = (tiles_h + row_blocks - 1) / row_blocks;
+  const int64_t max_tiles = rows_per_block * tiles_w;
+  const ProductBlocking blocking = ChooseProductBlocking(max_tiles, out_blocks);
+  const int64_t groups = (out_blocks + blocking.out_blocks - 1) / blocking.out_blocks;
+
+  thread_local AlignedFloatBuffer v_buffer, m_buffer;
+  float* const v = v_buffer.Get(alpha2 * max_tiles * ldv);
+  float* const m = m_buffer.Get(alpha2 * out_blocks * max_tiles * kLanes);
+  std::vector<float> bias_lanes;
+  if (bias != nullptr) {
+    bias_lanes.assign(static_cast<size_t>(out_blocks * kLanes), 0.0f);
+    std::copy(bias, bias + g.out_channels, bias_lanes.begin());
+  }
+  const int clamp = activation.kind == FusedActivationKind::kRelu   ? 1
+                    : activation.kind == FusedActivationKind::kClip ? 2
+                                                                    : 0;
+  const bool activation_pass = clamp == 0 && activation.kind != FusedActivationKind::kNone;
+  const bool zero_lanes_after_activation = last_lanes < kLanes && ActivationMovesZero(activation);
+
+  for (int64_t n = 0; n < batch; ++n) {
+    const float* x_image = x + n * in_blocks * in_pixels * kLanes;
+    float* y_image = y + n * out_blocks * out_pixels * kLanes;
+    const float* z_image = residual != nullptr ? residual + n * out_blocks * out_pixels * kLanes : nullptr;
+    for (int64_t th0 = 0; th0 < tiles_h; th0 += rows_per_block) {
+      const int64_t rows = std::min(rows_per_block, tiles_h - th0), tiles = rows * tiles_w;
+      const int64_t v_xi_stride = tiles * ldv, m_xi_stride = out_blocks * tiles * kLanes;
+
+      RunParallelFor(parallel_for, rows * in_blocks, 8 * alpha2 * tiles_w * kLanes, [&](int64_t begin, int64_t end) {
+        for (int64_t u = begin; u < end; ++u) {
+          const int64_t row = u / in_blocks, cb = u % in_blocks;
+          BlockedWinogradInput r{tile,           x_image + cb * in_pixels * kLanes,
+                                 in_h,           in_w,
+                                 w.pad_begin[1], w.pad_begin[2],
+                                 th0 + row,      0,
+                                 tiles_w,        v + cb * kLanes,
+                                 v_xi_stride,    ldv,
+                                 row * tiles_w};
+          if (avx512) {
+            BlockedWinogradInputAvx512(r);
+          } else if (tile == 2) {
+            InputPortable<2>(r);
+          } else {
+            InputPortable<4>(r);
+          }
+        }
+      });
+
+      const int64_t strips = (tiles + blocking.max_width - 1) / blocking.max_width;
+      RunParallelFor(parallel_for, alpha2 * groups * strips,
+                     2 * blocking.max_width * blocking.out_blocks * g.channels * kLanes,
+                     [&](int64_t begin, int64_t end) {
+                       for (int64_t u = begin; u < end; ++u) {
+                         const int64_t strip = u % strips, group = (u / strips) % groups, xi = u / (strips * groups);
+                         const int64_t ob0 = group * blocking.out_blocks;
+                         const int64_t t0 = tiles * strip / strips, t1 = tiles * (strip + 1) / strips;
+                         BlockedWinogradProduct r;
+                         r.u = packed + (xi * out_blocks + ob0) * g.channels * kLanes;
+                         r.u_block_stride = g.channels * kLanes;
+                         r.v = v + xi * v_xi_stride + t0 * ldv;
+                         r.ldv = ldv;
+                         r.channels = g.channels;
+                         r.m = m + xi * m_xi_stride + ob0 * tiles * kLanes + t0 * kLanes;
+                         r.m_block_stride = tiles * kLanes;
+                         r.out_blocks = std::min(blocking.out_blocks, out_blocks - ob0);
+                         r.width = t1 - t0;
+                         if (avx512) {
+                           BlockedWinogradProductAvx512(r);
+                         } else {
+                           ProductPortable(r);
+                         }
+                       }
+                     });
+
+      RunParallelFor(parallel_for, rows * out_blocks, 8 * alpha2 * tiles_w * kLanes, [&](int64_t begin, int64_t end) {
+        for (int64_t u = begin; u < end; ++u) {
+          const int64_t row = u / out_blocks, ob = u % out_blocks;
+          BlockedWinogradOutput r;
+          r.tile = tile;
+          r.m = m + ob * tiles * kLanes;
+          r.xi_stride = m_xi_stride;
+          r.tile0 = row * tiles_w;
+          r.out_h = out_h;
+          r.out_w = out_w;
+          r.th = th0 + row;
+          r.tw_begin = 0;
+          r.tw_end = tiles_w;
+          r.bias = bias != nullptr ? bias_lanes.data() + ob * kLanes : nullptr;
+          r.residual = z_image != nullptr ? z_image + ob * out_pixels * kLanes : nullptr;
+          r.y = y_image + ob * out_pixels * kLanes;
+          r.lanes = ob + 1 == out_blocks ? last_lanes : kLanes;
+          r.clamp = clamp;
+          r.clamp_lo = activation.min;
+          r.clamp_hi = activation.max;
+          if (avx512) {
+            BlockedWinogradOutputAvx512(r);
+          } else if (tile == 2) {
+            OutputPortable<2>(r);
+          } else {
+            OutputPortable<4>(r);
+          }
+          if (!activation_pass) continue;
+          const int64_t oy0 = r.th * tile, oy1 = std::min(out_h, oy0 + tile);
+          float* run = r.y + oy0 * out_w * kLanes;
+          ApplyFusedEpilogue(activation, nullptr, run, (oy1 - oy0) * out_w * kLanes, isa);
+          if (zero_lanes_after_activation && ob + 1 == out_blocks) {
+            for (int64_t p = 0; p < (oy1 - oy0) * out_w; ++p) {
+              std::fill(run + p * kLanes + last_lanes, run + (p + 1) * kLanes, 0.0f);
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
+}  // namespace tsr
