@@ -39,11 +39,13 @@ constexpr int64_t kLanes = kChannelBlock;
 
 // Below these channel counts the products are too thin to pay for the transforms.
 constexpr int64_t kMinChannels = 16;
-// The fewest tiles at which each tile size pays, measured on ResNet-18's layers
-// (bench/conv_bench.cc, blocked column): F(4x4) from 14x14 outputs (16 tiles), F(2x2)
-// not at 7x7 (16 tiles: the 16 transformed copies of 512x512 weights, 16.8 MB, cost
-// more to stream than the direct kernel's multiplies).
-constexpr int64_t kMinTiles4 = 16;
+// The fewest tiles at which each tile size pays, measured on ResNet-18 (tessera run
+// --profile, one thread): F(4x4) from 28x28 outputs (49 tiles); at 14x14 F(2x2) is
+// faster inside the model though F(4x4) wins a benchmark that repeats one layer --
+// 256x256 weights transformed for F(4x4) are 9.4 MB, for F(2x2) 4.2 MB, and in a model
+// they come from memory, not cache (layer3: 6.1 vs 7.0 ms); F(2x2) also at 7x7 (16
+// tiles; layer4: 8.6 vs 10.5 ms with the direct kernel).
+constexpr int64_t kMinTiles4 = 40;
 constexpr int64_t kMinTiles2 = 16;
 // Transformed inputs plus products of one block of tile rows: about one core's L2.
 constexpr int64_t kBlockBytes = int64_t{1} << 20;
