@@ -13,6 +13,7 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
+#include <signal.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -433,6 +434,23 @@ int RankOfKey(absl::string_view message, absl::string_view name) {
   return digits > 0 && digits < rest.size() && rest[digits] == '\'' ? rank : -1;
 }
 
+// Gloo writes to its TCP connections without MSG_NOSIGNAL. When a peer has closed its
+// end (a rank that timed out, failed or died), the write raises SIGPIPE, whose default
+// action kills this process before Gloo can report the error -- a late rank then dies
+// of signal 13 instead of returning "lost its connections". So SIGPIPE is ignored
+// (the write fails with EPIPE, which Gloo reports) unless the program installed a
+// handler of its own. Python does the same at startup, which is why PyTorch's Gloo
+// users never see it.
+void IgnoreSigpipeUnlessHandled() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) != 0) return;
+  if ((current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) return;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, nullptr);
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GlooCollectives>> GlooCollectives::Create(int rank, int world_size, KeyValueStore& store,
@@ -443,6 +461,7 @@ absl::StatusOr<std::unique_ptr<GlooCollectives>> GlooCollectives::Create(int ran
     return absl::InvalidArgumentError(absl::StrCat(who, ": the rank must be in [0, world size)"));
   }
   if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(who, ": the name must not be empty"));
+  IgnoreSigpipeUnlessHandled();
   try {
     GlooStore adapter(store, options.timeout);
     gloo::rendezvous::PrefixStore prefixed(std::string(name), adapter);

@@ -60,6 +60,9 @@ class GlooCollectives : public Collectives {
   // other rank, waiting up to `options.timeout` for them (DeadlineExceeded naming a rank
   // that did not come). Every rank of the communicator makes the same call; `name` must
   // be new in `store` (one store serves many communicators). `store` is used only here.
+  // Sets SIGPIPE to be ignored, process-wide, unless the program handles it already: a
+  // write to a peer that closed its connection must fail with an error, not kill the
+  // process (Gloo writes without MSG_NOSIGNAL).
   static absl::StatusOr<std::unique_ptr<GlooCollectives>> Create(int rank, int world_size, KeyValueStore& store,
                                                                  absl::string_view name, CollectivesOptions options);
 
