@@ -32,11 +32,11 @@ namespace {
 struct GemmShape {
   int64_t m, n, k;
 };
-// Square, transformer, and the one-row (a batch-1 classifier head and MLP layer: the GEMV)
-// and few-column (a 10-class head at batch 64) shapes.
+// Square, transformer, the one-row (a batch-1 classifier head and MLP layer: the GEMV),
+// few-column (a 10-class head at batch 64) and the example MLP's hidden layers at batch 64.
 const GemmShape kShapes[] = {{256, 256, 256},  {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
                              {128, 768, 3072}, {128, 3072, 768}, {2048, 768, 768},   {1, 1000, 1280},
-                             {1, 3072, 768},   {64, 10, 256}};
+                             {1, 3072, 768},   {64, 10, 256},    {64, 256, 784},     {64, 256, 256}};
 
 // {GFLOP/s, GFLOP/cpu_s} of every repetition, keyed by (shape index, threads, library).
 using ResultMap = std::map<std::tuple<int, int, std::string>, std::vector<std::pair<double, double>>>;
