@@ -78,6 +78,17 @@ void UnblockChannels(int64_t batch, int64_t channels, int64_t pixels, const floa
                });
 }
 
+BlockedDirectClamp ClampInRegisters(const FusedActivation& act) {
+  switch (act.kind) {
+    case FusedActivationKind::kRelu:
+      return BlockedDirectClamp::kRelu;
+    case FusedActivationKind::kClip:
+      return BlockedDirectClamp::kClip;
+    default:
+      return BlockedDirectClamp::kNone;
+  }
+}
+
 bool ActivationMovesZero(const FusedActivation& act) {
   switch (act.kind) {
     case FusedActivationKind::kNone:

@@ -191,9 +191,7 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
   const bool zero_lanes_after_activation = last_lanes < kLanes && ActivationMovesZero(activation);
   // Relu and Clip run on the sums in registers; the other activations as a pass over each
   // stored row.
-  const BlockedDirectClamp clamp = activation.kind == FusedActivationKind::kRelu   ? BlockedDirectClamp::kRelu
-                                   : activation.kind == FusedActivationKind::kClip ? BlockedDirectClamp::kClip
-                                                                                   : BlockedDirectClamp::kNone;
+  const BlockedDirectClamp clamp = ClampInRegisters(activation);
 
   RunParallelFor(parallel_for, items, item_cost, [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {

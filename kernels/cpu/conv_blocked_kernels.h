@@ -16,6 +16,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/conv_blocked_direct_row.h"
 #include "kernels/cpu/conv_prepared.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/kernel.h"
@@ -49,6 +50,10 @@ void PackBlockedDepthwiseWeights(const ConvGeometry& g, const float* weights, fl
 void BlockedDepthwiseConv(const ConvGeometry& g, const float* packed, int64_t batch, const float* x, const float* bias,
                           const float* residual, const FusedActivation& activation, float* y,
                           const ParallelForFn& parallel_for);
+
+// The activation the direct and Winograd kernels apply to their sums in registers:
+// Relu and Clip; kNone for the others, which run as a pass over the stored outputs.
+BlockedDirectClamp ClampInRegisters(const FusedActivation& act);
 
 // Whether act(0) may differ from 0, so that the padding lanes need zeroing again after
 // an activation that runs as a pass over stored outputs.

@@ -69,7 +69,7 @@ float Combine(const float* coef, int n, const float* v, int64_t stride) {
 }
 
 template <int kM>
-void InputPortable(const BlockedWinogradInput& r) {
+void InputPortableTile(const BlockedWinogradInput& r) {
   using T = WinogradMatrices<kM>;
   constexpr int kA = T::kAlpha;
   for (int64_t tw = r.tw_begin; tw < r.tw_end; ++tw) {
@@ -108,7 +108,7 @@ void ProductPortable(const BlockedWinogradProduct& r) {
 }
 
 template <int kM>
-void OutputPortable(const BlockedWinogradOutput& r) {
+void OutputPortableTile(const BlockedWinogradOutput& r) {
   using T = WinogradMatrices<kM>;
   constexpr int kA = T::kAlpha;
   for (int64_t tw = r.tw_begin; tw < r.tw_end; ++tw) {
@@ -124,9 +124,9 @@ void OutputPortable(const BlockedWinogradOutput& r) {
           if (r.bias != nullptr) y = y + r.bias[l];
           const int64_t offset = ((r.th * kM + a) * r.out_w + tw * kM + b) * kLanes + l;
           if (r.residual != nullptr) y = y + r.residual[offset];
-          if (r.clamp == 1) {
+          if (r.clamp == BlockedDirectClamp::kRelu) {
             y = y < 0.0f ? 0.0f : y;
-          } else if (r.clamp == 2) {
+          } else if (r.clamp == BlockedDirectClamp::kClip) {
             const float m = r.clamp_lo > y ? r.clamp_lo : y;  // max_ps(lo, y)
             y = r.clamp_hi < m ? r.clamp_hi : m;              // min_ps(hi, m)
           }
@@ -135,6 +135,12 @@ void OutputPortable(const BlockedWinogradOutput& r) {
       }
     }
   }
+}
+
+// The fallbacks of the AVX-512 entry points, dispatched on the tile as they are.
+void InputPortable(const BlockedWinogradInput& r) { r.tile == 2 ? InputPortableTile<2>(r) : InputPortableTile<4>(r); }
+void OutputPortable(const BlockedWinogradOutput& r) {
+  r.tile == 2 ? OutputPortableTile<2>(r) : OutputPortableTile<4>(r);
 }
 
 // The product kernel's register blocking: output blocks per group and the widest strip.
@@ -259,10 +265,8 @@ void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, i
     bias_lanes.assign(static_cast<size_t>(out_blocks * kLanes), 0.0f);
     std::copy(bias, bias + g.out_channels, bias_lanes.begin());
   }
-  const int clamp = activation.kind == FusedActivationKind::kRelu   ? 1
-                    : activation.kind == FusedActivationKind::kClip ? 2
-                                                                    : 0;
-  const bool activation_pass = clamp == 0 && activation.kind != FusedActivationKind::kNone;
+  const BlockedDirectClamp clamp = ClampInRegisters(activation);
+  const bool activation_pass = clamp == BlockedDirectClamp::kNone && activation.kind != FusedActivationKind::kNone;
   const bool zero_lanes_after_activation = last_lanes < kLanes && ActivationMovesZero(activation);
 
   for (int64_t n = 0; n < batch; ++n) {
@@ -276,20 +280,21 @@ void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, i
       RunParallelFor(parallel_for, rows * in_blocks, 8 * alpha2 * tiles_w * kLanes, [&](int64_t begin, int64_t end) {
         for (int64_t u = begin; u < end; ++u) {
           const int64_t row = u / in_blocks, cb = u % in_blocks;
-          BlockedWinogradInput r{tile,           x_image + cb * in_pixels * kLanes,
-                                 in_h,           in_w,
-                                 w.pad_begin[1], w.pad_begin[2],
-                                 th0 + row,      0,
-                                 tiles_w,        v + cb * kLanes,
-                                 v_xi_stride,    ldv,
-                                 row * tiles_w};
-          if (avx512) {
-            BlockedWinogradInputAvx512(r);
-          } else if (tile == 2) {
-            InputPortable<2>(r);
-          } else {
-            InputPortable<4>(r);
-          }
+          BlockedWinogradInput r;
+          r.tile = tile;
+          r.x = x_image + cb * in_pixels * kLanes;
+          r.in_h = in_h;
+          r.in_w = in_w;
+          r.pad_top = w.pad_begin[1];
+          r.pad_left = w.pad_begin[2];
+          r.th = th0 + row;
+          r.tw_begin = 0;
+          r.tw_end = tiles_w;
+          r.v = v + cb * kLanes;
+          r.xi_stride = v_xi_stride;
+          r.ldv = ldv;
+          r.tile0 = row * tiles_w;
+          avx512 ? BlockedWinogradInputAvx512(r) : InputPortable(r);
         }
       });
 
@@ -311,11 +316,7 @@ void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, i
                          r.m_block_stride = tiles * kLanes;
                          r.out_blocks = std::min(blocking.out_blocks, out_blocks - ob0);
                          r.width = t1 - t0;
-                         if (avx512) {
-                           BlockedWinogradProductAvx512(r);
-                         } else {
-                           ProductPortable(r);
-                         }
+                         avx512 ? BlockedWinogradProductAvx512(r) : ProductPortable(r);
                        }
                      });
 
@@ -339,13 +340,7 @@ void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, i
           r.clamp = clamp;
           r.clamp_lo = activation.min;
           r.clamp_hi = activation.max;
-          if (avx512) {
-            BlockedWinogradOutputAvx512(r);
-          } else if (tile == 2) {
-            OutputPortable<2>(r);
-          } else {
-            OutputPortable<4>(r);
-          }
+          avx512 ? BlockedWinogradOutputAvx512(r) : OutputPortable(r);
           if (!activation_pass) continue;
           const int64_t oy0 = r.th * tile, oy1 = std::min(out_h, oy0 + tile);
           float* run = r.y + oy0 * out_w * kLanes;

@@ -155,9 +155,9 @@ void Output(const BlockedWinogradOutput& r) {
         if (r.bias != nullptr) y = _mm512_add_ps(y, bias);
         const int64_t offset = (oy * r.out_w + ox) * kLanes;
         if (r.residual != nullptr) y = _mm512_add_ps(y, _mm512_loadu_ps(r.residual + offset));
-        if (r.clamp == 1) {
+        if (r.clamp == BlockedDirectClamp::kRelu) {
           y = _mm512_maskz_mov_ps(static_cast<__mmask16>(~_mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_LT_OQ)), y);
-        } else if (r.clamp == 2) {
+        } else if (r.clamp == BlockedDirectClamp::kClip) {
           y = _mm512_min_ps(hi, _mm512_max_ps(lo, y));
         }
         _mm512_storeu_ps(r.y + offset, _mm512_maskz_mov_ps(mask, y));

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/conv_blocked_direct_row.h"
+
 namespace tsr {
 
 // The widest strip of tiles the AVX-512 product kernel holds in registers for
@@ -55,7 +57,7 @@ struct BlockedWinogradProduct {
 // M[i][j] of tile number `tile0 + (tw - tw_begin)` at m + (i * alpha + j) * xi_stride +
 // tile * 16; s[a][j] = sum_i At[a][i] M[i][j], Y[a][b] = sum_j At[b][j] s[a][j];
 // then + bias (16 lanes; null: none), + residual (y's offsets; null: none; may be y),
-// clamped as the direct kernel's BlockedDirectClamp (0 none, 1 Relu, 2 Clip), lanes >=
+// clamped as the direct kernel clamps (BlockedDirectClamp), lanes >=
 // lanes written as zeros, stored at y + (oy * out_w + ox) * 16 for the pixels inside
 // the out_h x out_w plane.
 struct BlockedWinogradOutput {
@@ -68,7 +70,7 @@ struct BlockedWinogradOutput {
   const float* residual;
   float* y;
   int64_t lanes;
-  int clamp;
+  BlockedDirectClamp clamp;
   float clamp_lo, clamp_hi;
 };
 

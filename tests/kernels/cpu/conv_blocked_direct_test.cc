@@ -36,18 +36,10 @@ namespace tsr {
 namespace {
 
 using testing::CpuIsaTest;
-using testing::Describe;
 using testing::DirectCase;
-using testing::ExpectBitwiseEqual;
-using testing::ExpectSameTensor;
-using testing::GeometryOf;
-using testing::MakeOperands;
-using testing::Operands;
+using testing::ExpectAvx512EqualsFallback;
 using testing::OutSize;
-using testing::Reference;
-using testing::RunBlocked;
 using testing::Square;
-using testing::ThreadedParallelFor;
 
 // f32 sums of up to 64 * 49 terms, in another order than the reference's.
 constexpr double kTolerance = 1e-4;
@@ -211,18 +203,7 @@ TEST(ConvBlockedDirectIsaTest, Avx512EqualsFallback) {
     c.x_blocked = c.c > 3 || pick(0, 1) == 1;
     c.residual = pick(0, 1) == 1;
     c.act = act_choices[pick(0, 2)];
-    SCOPED_TRACE(absl::StrCat("seed=", seed, " ", Describe(c)));
-    const ConvGeometry g = GeometryOf(c);
-    const Operands ops = MakeOperands(c, seed);
-    absl::StatusOr<PreparedBlockedConv> prepared =
-        PrepareBlockedConv(g, ops.w.data<float>(), BlockedConvAlgorithm::kDirect);
-    ASSERT_TRUE(prepared.ok()) << prepared.status();
-    ::setenv("TESSERA_CPU_ISA", "avx512", 1);
-    const std::vector<float> avx512 = RunBlocked(c, ops, *prepared, nullptr);
-    ::setenv("TESSERA_CPU_ISA", "scalar", 1);
-    const std::vector<float> fallback = RunBlocked(c, ops, *prepared, nullptr);
-    ::unsetenv("TESSERA_CPU_ISA");
-    ExpectBitwiseEqual(avx512, fallback, "avx512 vs fallback");
+    ExpectAvx512EqualsFallback(c, seed, BlockedConvAlgorithm::kDirect);
   }
 }
 

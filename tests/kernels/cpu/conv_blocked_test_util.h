@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -203,6 +204,21 @@ inline void CheckBlocked(const DirectCase& c, uint32_t seed, BlockedConvAlgorith
 
   const std::vector<float> threaded = RunBlocked(c, ops, *prepared, ThreadedParallelFor(3));
   ExpectBitwiseEqual(threaded, y, "3 threads vs inline");
+}
+
+// The AVX-512 kernels and the portable fallback compute the same floats for the case,
+// prepared with `algorithm`.
+inline void ExpectAvx512EqualsFallback(const DirectCase& c, uint32_t seed, BlockedConvAlgorithm algorithm) {
+  SCOPED_TRACE(absl::StrCat("seed=", seed, " ", Describe(c)));
+  const Operands ops = MakeOperands(c, seed);
+  absl::StatusOr<PreparedBlockedConv> prepared = PrepareBlockedConv(GeometryOf(c), ops.w.data<float>(), algorithm);
+  ASSERT_TRUE(prepared.ok()) << prepared.status();
+  ::setenv("TESSERA_CPU_ISA", "avx512", 1);
+  const std::vector<float> avx512 = RunBlocked(c, ops, *prepared, nullptr);
+  ::setenv("TESSERA_CPU_ISA", "scalar", 1);
+  const std::vector<float> fallback = RunBlocked(c, ops, *prepared, nullptr);
+  ::unsetenv("TESSERA_CPU_ISA");
+  ExpectBitwiseEqual(avx512, fallback, "avx512 vs fallback");
 }
 
 inline DirectCase Square(int64_t c, int64_t m, int64_t size, int64_t kernel, int64_t stride, int64_t pad) {

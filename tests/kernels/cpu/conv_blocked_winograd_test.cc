@@ -28,13 +28,9 @@ namespace {
 
 using testing::CheckBlocked;
 using testing::CpuIsaTest;
-using testing::Describe;
 using testing::DirectCase;
-using testing::ExpectBitwiseEqual;
+using testing::ExpectAvx512EqualsFallback;
 using testing::GeometryOf;
-using testing::MakeOperands;
-using testing::Operands;
-using testing::RunBlocked;
 using testing::Square;
 
 // The transforms scale terms by up to 8 (F(4x4)) before they cancel: about 1e-5 of the
@@ -179,17 +175,7 @@ TEST(ConvBlockedWinogradIsaTest, Avx512EqualsFallback) {
     if (!Fits(c)) continue;
     if (c.act == "Sigmoid") c.act = "Relu";
     ++checked;
-    SCOPED_TRACE(absl::StrCat("seed=", seed, " ", Describe(c)));
-    const Operands ops = MakeOperands(c, seed);
-    absl::StatusOr<PreparedBlockedConv> prepared =
-        PrepareBlockedConv(GeometryOf(c), ops.w.data<float>(), kBothTiles[seed % 2]);
-    ASSERT_TRUE(prepared.ok()) << prepared.status();
-    ::setenv("TESSERA_CPU_ISA", "avx512", 1);
-    const std::vector<float> avx512 = RunBlocked(c, ops, *prepared, nullptr);
-    ::setenv("TESSERA_CPU_ISA", "scalar", 1);
-    const std::vector<float> fallback = RunBlocked(c, ops, *prepared, nullptr);
-    ::unsetenv("TESSERA_CPU_ISA");
-    ExpectBitwiseEqual(avx512, fallback, "avx512 vs fallback");
+    ExpectAvx512EqualsFallback(c, seed, kBothTiles[seed % 2]);
   }
 }
 
