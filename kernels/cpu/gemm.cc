@@ -183,8 +183,8 @@ void PackBStrips(const Problem& pr, const MicroKernel& mk, int64_t p0, int64_t c
   for (int64_t jr = 0; jr < nc; jr += kNr) {
     const int n_cols = static_cast<int>(std::min<int64_t>(kNr, nc - jr));
     float* d = dst + jr * kc;
-    if (n_cols == kNr && mk.pack_b_transposed_strip != nullptr) {
-      mk.pack_b_transposed_strip(pr.b + (col0 + jr) * pr.ldb + p0, pr.ldb, kc, d);
+    if (mk.pack_b_transposed_strip != nullptr) {
+      mk.pack_b_transposed_strip(pr.b + (col0 + jr) * pr.ldb + p0, pr.ldb, n_cols, kc, d);
       continue;
     }
     for (int j = 0; j < kNr; ++j) cols[j] = pr.b + (col0 + jr + std::min(j, n_cols - 1)) * pr.ldb + p0;
@@ -206,16 +206,14 @@ void PackAGeneric(const Problem& pr, int64_t row0, int64_t p0, int64_t mc, int64
   std::abort();  // a micro-kernel with an mr not listed here
 }
 
-// PackAGeneric, with the micro-kernel's own strip packing for the full strips of a
-// row-major A where it has one.
+// PackAGeneric, or the micro-kernel's own strip packing of a row-major A where it has
+// one (the last, partial strip too: 64 rows are 4 strips of 14 and one of 8).
 void PackA(const Problem& pr, const MicroKernel& mk, int64_t row0, int64_t p0, int64_t mc, int64_t kc, float* dst) {
-  int64_t done = 0;
-  if (mk.pack_a_strip != nullptr && !pr.trans_a) {
-    for (; done + mk.mr <= mc; done += mk.mr) {
-      mk.pack_a_strip(pr.a + (row0 + done) * pr.lda + p0, pr.lda, kc, dst + done * kc);
-    }
+  if (mk.pack_a_strip == nullptr || pr.trans_a) return PackAGeneric(pr, row0, p0, mc, kc, mk.mr, dst);
+  for (int64_t done = 0; done < mc; done += mk.mr) {
+    const int rows = static_cast<int>(std::min<int64_t>(mk.mr, mc - done));
+    mk.pack_a_strip(pr.a + (row0 + done) * pr.lda + p0, pr.lda, rows, kc, dst + done * kc);
   }
-  if (done < mc) PackAGeneric(pr, row0 + done, p0, mc - done, kc, mk.mr, dst + done * kc);
 }
 
 // The mc x kc block of A for rows [row0, row0 + mc), depth [p0, p0 + kc): packed into

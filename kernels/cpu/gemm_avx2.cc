@@ -55,17 +55,19 @@ struct Avx2Vec {
 using Avx2Kernel = SimdMicroKernel<Avx2Vec, kMr>;
 static_assert(Avx2Kernel::kNr == kNr);
 
-// Packs a full 6-row strip of a row-major A, 8 depth steps at a time: six 8-float
-// row loads transposed in registers into eight 6-float columns (a 4-float part from
-// rows 0-3 and a 2-float part from rows 4-5), instead of 48 scalar moves.
-void PackAStripAvx2(const float* a, int64_t lda, int64_t kc, float* dst) {
+// Packs a 6-row strip of a row-major A, 8 depth steps at a time: six 8-float
+// row loads (zeros for a partial strip's padding rows) transposed in registers into eight 6-float columns (a 4-float
+// part from rows 0-3 and a 2-float part from rows 4-5), instead of 48 scalar moves.
+void PackAStripAvx2(const float* a, int64_t lda, int rows, int64_t kc, float* dst) {
   const float* r[kMr];
   for (int i = 0; i < kMr; ++i) r[i] = a + i * lda;
+  // Row i's 8 floats at depth p, or zeros for the padding rows of a partial strip.
+  const auto load = [&](int i, int64_t p) { return i < rows ? _mm256_loadu_ps(r[i] + p) : _mm256_setzero_ps(); };
   int64_t p = 0;
   for (; p + 8 <= kc; p += 8, dst += 8 * kMr) {
-    const __m256 r0 = _mm256_loadu_ps(r[0] + p), r1 = _mm256_loadu_ps(r[1] + p);
-    const __m256 r2 = _mm256_loadu_ps(r[2] + p), r3 = _mm256_loadu_ps(r[3] + p);
-    const __m256 r4 = _mm256_loadu_ps(r[4] + p), r5 = _mm256_loadu_ps(r[5] + p);
+    const __m256 r0 = load(0, p), r1 = load(1, p);
+    const __m256 r2 = load(2, p), r3 = load(3, p);
+    const __m256 r4 = load(4, p), r5 = load(5, p);
     // Per 128-bit lane h (depth 4h..4h+3): t01l = r0_0 r1_0 r0_1 r1_1, ...
     const __m256 t01l = _mm256_unpacklo_ps(r0, r1), t01h = _mm256_unpackhi_ps(r0, r1);
     const __m256 t23l = _mm256_unpacklo_ps(r2, r3), t23h = _mm256_unpackhi_ps(r2, r3);
@@ -96,7 +98,7 @@ void PackAStripAvx2(const float* a, int64_t lda, int64_t kc, float* dst) {
     }
   }
   for (; p < kc; ++p, dst += kMr) {
-    for (int i = 0; i < kMr; ++i) dst[i] = r[i][p];
+    for (int i = 0; i < kMr; ++i) dst[i] = i < rows ? r[i][p] : 0.0f;
   }
 }
 

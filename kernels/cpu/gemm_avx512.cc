@@ -65,41 +65,43 @@ struct Avx512Vec {
 using Avx512Kernel = SimdMicroKernel<Avx512Vec, kMr>;
 static_assert(Avx512Kernel::kNr == kNr);
 
-// Packs a full 14-row strip of a row-major A, 16 depth steps at a time: fourteen
-// 16-float row loads (two zero rows beside them) transposed in registers into sixteen
-// columns stored as 14 floats each, instead of 224 scalar moves.
-void PackAStripAvx512(const float* a, int64_t lda, int64_t kc, float* dst) {
+// Packs a 14-row strip of a row-major A, 16 depth steps at a time: the strip's 16-float
+// row loads (zero rows for the padding) transposed in registers into sixteen columns
+// stored as 14 floats each, instead of 224 scalar moves.
+void PackAStripAvx512(const float* a, int64_t lda, int rows, int64_t kc, float* dst) {
   static_assert(kMr == 14);
   const __mmask16 kRows = (1u << kMr) - 1;
   int64_t p = 0;
   for (; p + 16 <= kc; p += 16, dst += 16 * kMr) {
     __m512 r[16];
-    for (int i = 0; i < kMr; ++i) r[i] = _mm512_loadu_ps(a + i * lda + p);
-    r[14] = r[15] = _mm512_setzero_ps();
+    for (int i = 0; i < 16; ++i) r[i] = i < rows ? _mm512_loadu_ps(a + i * lda + p) : _mm512_setzero_ps();
     Transpose16x16Avx512(r);
     for (int q = 0; q < 16; ++q) _mm512_mask_storeu_ps(dst + q * kMr, kRows, r[q]);
   }
   for (; p < kc; ++p, dst += kMr) {
-    for (int i = 0; i < kMr; ++i) dst[i] = a[i * lda + p];
+    for (int i = 0; i < kMr; ++i) dst[i] = i < rows ? a[i * lda + p] : 0.0f;
   }
 }
 
-// Packs a full 32-column strip of a transposed B (column j of op(B): the row at
-// b + j * ldb), 16 depth steps at a time: two 16x16 blocks of rows transposed in registers
-// into the strip's 16-float halves, instead of 512 scalar gathers.
-void PackTransposedBStripAvx512(const float* b, int64_t ldb, int64_t kc, float* dst) {
+// Packs a 32-column strip of a transposed B (column j of op(B): the row at b + j * ldb),
+// 16 depth steps at a time: two 16x16 blocks of rows (zero rows past `cols`) transposed
+// in registers into the strip's 16-float halves, instead of 512 scalar gathers.
+void PackTransposedBStripAvx512(const float* b, int64_t ldb, int cols, int64_t kc, float* dst) {
   static_assert(kNr == 32);
   int64_t p = 0;
   for (; p + 16 <= kc; p += 16, dst += 16 * kNr) {
     for (int half = 0; half < 2; ++half) {
       __m512 r[16];
-      for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_ps(b + (16 * half + j) * ldb + p);
+      for (int j = 0; j < 16; ++j) {
+        const int col = 16 * half + j;
+        r[j] = col < cols ? _mm512_loadu_ps(b + col * ldb + p) : _mm512_setzero_ps();
+      }
       Transpose16x16Avx512(r);
       for (int q = 0; q < 16; ++q) _mm512_storeu_ps(dst + q * kNr + 16 * half, r[q]);
     }
   }
   for (; p < kc; ++p, dst += kNr) {
-    for (int j = 0; j < kNr; ++j) dst[j] = b[j * ldb + p];
+    for (int j = 0; j < kNr; ++j) dst[j] = j < cols ? b[j * ldb + p] : 0.0f;
   }
 }
 

@@ -18,10 +18,12 @@ namespace gemm_internal {
 using MicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m_eff, int n_eff,
                                float alpha, float beta, bool first);
 
-// Packs one full mr-row strip of a row-major A (rows a + i * lda, i < mr) over depth
-// [0, kc): dst[p * mr + i] = a[i * lda + p]. Optional: the driver's portable packing
-// otherwise (a transposed A is a plain copy anyway).
-using PackAStripFn = void (*)(const float* a, int64_t lda, int64_t kc, float* dst);
+// Packs one strip of a tile's width (mr for A, nr for a transposed B) from `lines` <=
+// width rows of a row-major matrix (rows src + i * ld) over depth [0, kc):
+// dst[p * width + i] = i < lines ? src[i * ld + p] : 0 -- the last strip of an M or N
+// that is not a multiple of the tile is zero padded. Optional: the driver's portable
+// packing otherwise (a transposed A is a plain copy anyway).
+using PackStripFn = void (*)(const float* src, int64_t ld, int lines, int64_t kc, float* dst);
 
 // MicroKernelFn that reads B from a row-major matrix instead (row p of the strip at
 // b + p * ldb, all nr columns present) and also writes it, packed, to b_dst: the
@@ -54,14 +56,13 @@ struct MicroKernel {
   MicroKernelFn fn;
   int mr, nr;                    // register tile
   int mc, kc, nc;                // cache blocks: mc % mr == 0, nc % nr == 0
-  PackAStripFn pack_a_strip;     // or null
+  PackStripFn pack_a_strip;      // or null
   MicroKernelPackBFn fn_pack_b;  // or null: B is packed in a separate pass
   GemvFn gemv;                   // or null: M = 1 runs the blocked path
   EpilogueRowFn epilogue_row;
-  // Packs one full nr-column strip of a transposed B (column j of op(B) is the row at
-  // b + j * ldb) over depth [0, kc): dst[p * nr + j] = b[j * ldb + p]. Or null: the
-  // driver's portable packing.
-  PackAStripFn pack_b_transposed_strip = nullptr;
+  // Packs one nr-column strip of a transposed B (column j of op(B) is the row at
+  // b + j * ldb): PackStripFn over columns. Or null: the driver's portable packing.
+  PackStripFn pack_b_transposed_strip = nullptr;
   DotRowsFn dot_rows = nullptr;  // or null: a transposed B is packed
 };
 
