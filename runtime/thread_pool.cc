@@ -26,51 +26,27 @@ thread_local int current_index = 0;
 // Shared by the caller and the helpers of one ParallelFor. Helpers may start after the
 // call returned (all chunks taken): they then find nothing to do, and only touch this
 // state, which they keep alive.
-//
-// Chunks have owners: the pool's threads by their index (0: a thread outside the pool,
-// the usual caller; i: worker i-1) own consecutive ranges, and each takes its own first,
-// then steals what the others have not started. So the same thread gets the same part
-// of a repeated loop (a layer run every inference), and the data its part touches --
-// a GEMM's columns of packed weights -- is still in its core's L2 from the last run,
-// instead of landing on whichever core took the chunk first. Stealing keeps the
-// balance when a thread is late or busy.
 struct ParallelForState {
-  // One owner's chunks [next, end); a cache line each, so owners do not share one.
-  struct alignas(64) Range {
-    std::atomic<int64_t> next{0};
-    int64_t end = 0;
-  };
-
-  ParallelForState(int64_t n, int64_t num_chunks, int owners, const std::function<void(int64_t, int64_t)>* fn)
-      : n(n), num_chunks(num_chunks), owners(owners), fn(fn), ranges(new Range[owners]) {
-    for (int o = 0; o < owners; ++o) {
-      ranges[o].next.store(o * num_chunks / owners, std::memory_order_relaxed);
-      ranges[o].end = (o + 1) * num_chunks / owners;
-    }
-  }
-
-  const int64_t n;
-  const int64_t num_chunks;
-  const int owners;
-  const std::function<void(int64_t, int64_t)>* const fn;
-  const std::unique_ptr<Range[]> ranges;
+  int64_t n = 0;
+  int64_t num_chunks = 0;
+  const std::function<void(int64_t, int64_t)>* fn = nullptr;
+  std::atomic<int64_t> next{0};
   std::atomic<int64_t> done{0};
   std::mutex mu;
   std::condition_variable cv;
 
-  // Runs owner `self`'s chunks, then every other owner's left, until none is left.
-  void RunChunks(int self) {
-    for (int i = 0; i < owners; ++i) {
-      Range& r = ranges[(self + i) % owners];
-      for (;;) {
-        const int64_t c = r.next.fetch_add(1);
-        if (c >= r.end) break;
-        // Chunk c covers [c*n/k, (c+1)*n/k): sizes differ by at most one item.
-        (*fn)(c * n / num_chunks, (c + 1) * n / num_chunks);
-        if (done.fetch_add(1) + 1 == num_chunks) {
-          std::lock_guard<std::mutex> lock(mu);
-          cv.notify_all();
-        }
+  // Runs chunks until none is left; true when this call finished the last one.
+  void RunChunks() {
+    for (;;) {
+      const int64_t c = next.fetch_add(1);
+      if (c >= num_chunks) return;
+      // Chunk c covers [c*n/k, (c+1)*n/k): sizes differ by at most one item.
+      const int64_t begin = c * n / num_chunks;
+      const int64_t end = (c + 1) * n / num_chunks;
+      (*fn)(begin, end);
+      if (done.fetch_add(1) + 1 == num_chunks) {
+        std::lock_guard<std::mutex> lock(mu);
+        cv.notify_all();
       }
     }
   }
@@ -146,11 +122,13 @@ void ThreadPool::ParallelFor(int64_t n, int64_t cost_per_item, const std::functi
     fn(0, n);
     return;
   }
-  // Owners: index 0 (outside the pool) and the workers 1..num_threads().
-  auto state = std::make_shared<ParallelForState>(n, num_chunks, num_threads() + 1, &fn);
+  auto state = std::make_shared<ParallelForState>();
+  state->n = n;
+  state->num_chunks = num_chunks;
+  state->fn = &fn;
   const int64_t helpers = std::min<int64_t>(num_chunks - 1, num_threads());
-  for (int64_t i = 0; i < helpers; ++i) Schedule([this, state] { state->RunChunks(CurrentThreadId()); });
-  state->RunChunks(CurrentThreadId());
+  for (int64_t i = 0; i < helpers; ++i) Schedule([state] { state->RunChunks(); });
+  state->RunChunks();
   if (SpinUntil([&] { return state->done.load(std::memory_order_acquire) == num_chunks; })) return;
   std::unique_lock<std::mutex> lock(state->mu);
   state->cv.wait(lock, [&] { return state->done.load() == num_chunks; });
