@@ -15,7 +15,7 @@ absl::Status PlanExecutableBuffers(Executable& e, int64_t* lower_bound) {
   TSR_ASSIGN_OR_RETURN(ExecutableBufferPlan implied, BufferPlanOf(e));
   BufferProblem& problem = implied.problem;
   for (const ExecutableStep& step : e.steps) {
-    if (step.kind != ExecutableStep::Kind::kKernel || step.outputs.empty() || !IsInPlaceElementwiseOp(step.name)) {
+    if (step.kind != ExecutableStep::Kind::kKernel || step.outputs.empty() || !IsInPlaceOp(step.name)) {
       continue;
     }
     const int out = step.outputs[0];

@@ -12,7 +12,7 @@ namespace tsr {
 
 // Places every arena value of `executable` (offsets and reused_from are overwritten) with
 // PlanBuffers over the lifetimes its steps imply (BufferPlanOf), letting the output of an
-// in-place elementwise kernel step (IsInPlaceElementwiseOp) take over the buffer of an input
+// in-place kernel step (IsInPlaceOp: elementwise and Reshape-like) take over the buffer of an input
 // of the same dtype and byte size that dies at that step; sets arena_bytes. With
 // `lower_bound`, also stores LiveBytesLowerBound of the problem.
 absl::Status PlanExecutableBuffers(Executable& executable, int64_t* lower_bound = nullptr);

@@ -11,13 +11,16 @@
 
 namespace tsr {
 
-bool IsInPlaceElementwiseOp(absl::string_view op) {
+bool IsInPlaceOp(absl::string_view op) {
   // Ops whose kernels read element i of each input before writing element i of the
-  // output, so the output may share an input's buffer.
+  // output, so the output may share an input's buffer: elementwise ops, and the ops that
+  // only give the same bytes another shape (their kernels copy nothing when the output
+  // is the input's buffer; planned in place, a Reshape costs no copy).
   static const auto* const kOps = new absl::flat_hash_set<std::string>{
-      "Relu", "LeakyRelu",   "Gelu",      "Sigmoid",  "Tanh",       "Erf",   "Softplus", "Silu", "Elu", "Selu",
-      "Celu", "HardSigmoid", "HardSwish", "Softsign", "Add",        "Sub",   "Mul",      "Div",  "Neg", "Abs",
-      "Exp",  "Log",         "Sqrt",      "Rsqrt",    "Reciprocal", "Floor", "Ceil",     "Sign"};
+      "Relu",       "LeakyRelu", "Gelu", "Sigmoid",     "Tanh",      "Erf",      "Softplus", "Silu",
+      "Elu",        "Selu",      "Celu", "HardSigmoid", "HardSwish", "Softsign", "Add",      "Sub",
+      "Mul",        "Div",       "Neg",  "Abs",         "Exp",       "Log",      "Sqrt",     "Rsqrt",
+      "Reciprocal", "Floor",     "Ceil", "Sign",        "Reshape",   "Flatten",  "Squeeze",  "Unsqueeze"};
   return kOps->contains(op);
 }
 
@@ -66,7 +69,7 @@ absl::StatusOr<GraphBufferProblem> BuildGraphBufferProblem(const Graph& graph, i
       value.last_use_step = step;
       value.external = source || outputs.contains(node->output(k));
       if (value.external) result.external_bytes += bytes;
-      if (k == 0 && !value.external && IsInPlaceElementwiseOp(node->op())) {
+      if (k == 0 && !value.external && IsInPlaceOp(node->op())) {
         for (const TensorRef& in : node->inputs()) {
           if (!in.valid()) continue;
           const int v = value_of.at(in);

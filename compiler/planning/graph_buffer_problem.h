@@ -4,10 +4,10 @@
 //
 // Step i is the i-th node of Graph::TopologicalOrder(). Placeholders, Constants,
 // Variables and the signature's outputs live outside the arena; everything else is a
-// temporary. The output of a unary or binary elementwise op (the list in the .cc) may
-// take over the buffer of an input of the same dtype and byte size in place. What this
-// leaves out: aliasing ops (Reshape, Identity) are planned as copies, and values no node
-// reads stay planned for their defining step.
+// temporary. The output of a unary or binary elementwise op, or of a Reshape-like op (the
+// list in the .cc), may take over the buffer of an input of the same dtype and byte size
+// in place. What this leaves out: Identity is planned as a copy, and values no node reads
+// stay planned for their defining step.
 #ifndef TESSERA_COMPILER_PLANNING_GRAPH_BUFFER_PROBLEM_H_
 #define TESSERA_COMPILER_PLANNING_GRAPH_BUFFER_PROBLEM_H_
 
@@ -28,7 +28,7 @@ struct GraphBufferProblem {
 };
 
 // Whether `op`'s output 0 may overwrite an input of the same dtype and size.
-bool IsInPlaceElementwiseOp(absl::string_view op);
+bool IsInPlaceOp(absl::string_view op);
 
 // `batch` binds the symbolic batch dimension (ignored when there is none). Errors name
 // the node whose output has no inferred type or whose size is out of range.

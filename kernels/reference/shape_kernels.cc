@@ -42,7 +42,8 @@ absl::Status CopyElementsKernel(KernelContext& ctx) {
                                   " but the input is ", DTypeName(in.dtype()), in.shape().ToString(),
                                   "; the element counts and dtypes must match"));
   }
-  if (in.num_bytes() > 0) std::memcpy(out.raw_data(), in.raw_data(), in.num_bytes());
+  // A buffer planner may give the output the input's own bytes (a Reshape in place).
+  if (in.num_bytes() > 0 && out.raw_data() != in.raw_data()) std::memcpy(out.raw_data(), in.raw_data(), in.num_bytes());
   return absl::OkStatus();
 }
 

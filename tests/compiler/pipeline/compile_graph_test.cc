@@ -230,6 +230,30 @@ TEST(CompileGraph, ReturnedInputsConstantsAndDuplicates) {
   ExpectClose(Interpret(graph, {{"x", xv}}), RunCompiled(std::move(e), {{"x", xv}}), 0);
 }
 
+// A Reshape whose input dies there is planned in place: its output is its input's bytes
+// and the step copies nothing (GPT-2's head reshapes were 400 KB copies each).
+TEST(CompileGraph, ReshapeRunsInPlace) {
+  std::mt19937 rng(kSeed + 4);
+  GraphBuilder b;
+  Output x = b.Input("x", DType::kF32, {kBatchDim, 12});
+  Output h = ops::MatMul(b, x, ops::Const(b, Random({12, 24}, rng)), "fc");
+  Output r = ops::Reshape(b, h, std::vector<int64_t>{-1, 4, 6}, false, "heads");
+  b.MarkOutput("y", ops::Transpose(b, r, {0, 2, 1}, "swap"));
+  const Graph graph = Finish(b);
+  Executable e = CompileOk(graph, {.batch = 5});
+  int reshapes = 0;
+  for (const ExecutableStep& step : e.steps) {
+    if (step.kind != ExecutableStep::Kind::kKernel || step.name != "Reshape") continue;
+    ++reshapes;
+    ASSERT_EQ(step.outputs.size(), 1u);
+    EXPECT_EQ(e.values[step.outputs[0]].reused_from, step.inputs[0]);
+    EXPECT_EQ(e.values[step.outputs[0]].offset, e.values[step.inputs[0]].offset);
+  }
+  EXPECT_EQ(reshapes, 1);
+  const Tensor xv = Random({5, 12}, rng);
+  ExpectClose(Interpret(graph, {{"x", xv}}), RunCompiled(std::move(e), {{"x", xv}}), 0);
+}
+
 TEST(CompileGraph, FreezesVariablesWithValuesOrGivenValues) {
   std::mt19937 rng(kSeed + 4);
   GraphBuilder b;
