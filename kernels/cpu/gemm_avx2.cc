@@ -55,9 +55,10 @@ struct Avx2Vec {
 using Avx2Kernel = SimdMicroKernel<Avx2Vec, kMr>;
 static_assert(Avx2Kernel::kNr == kNr);
 
-// Packs a 6-row strip of a row-major A, 8 depth steps at a time: six 8-float
-// row loads (zeros for a partial strip's padding rows) transposed in registers into eight 6-float columns (a 4-float
-// part from rows 0-3 and a 2-float part from rows 4-5), instead of 48 scalar moves.
+// Packs a 6-row strip of a row-major A, 8 depth steps at a time: six 8-float row loads
+// (zeros for a partial strip's padding rows) transposed in registers into eight 6-float
+// columns (a 4-float part from rows 0-3 and a 2-float part from rows 4-5), instead of 48
+// scalar moves.
 void PackAStripAvx2(const float* a, int64_t lda, int rows, int64_t kc, float* dst) {
   const float* r[kMr];
   for (int i = 0; i < kMr; ++i) r[i] = a + i * lda;
