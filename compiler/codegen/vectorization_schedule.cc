@@ -71,7 +71,7 @@ void AppendTiling(const std::string& handle, const std::vector<int64_t>& sizes, 
 bool HasApproximatedMath(mlir::linalg::LinalgOp op) {
   bool found = false;
   op->walk([&](mlir::Operation* inner) {
-    if (inner->getDialect() == nullptr || inner->getDialect()->getNamespace() != "math") return;
+    if (!mlir::isa_and_nonnull<mlir::math::MathDialect>(inner->getDialect())) return;
     found |= !mlir::isa<mlir::math::FmaOp, mlir::math::AbsFOp, mlir::math::SqrtOp, mlir::math::FloorOp,
                         mlir::math::CeilOp, mlir::math::RoundEvenOp, mlir::math::CopySignOp>(inner);
   });

@@ -6,9 +6,10 @@
 // width), vectorized, loads/stores of the accumulator hoisted out of the k loop, and the
 // contraction lowered to outer products (FMAs). Every other linalg op is tiled to one
 // row by up to eight vector registers of innermost elements (two when its body holds
-// math that becomes a polynomial: erf, exp, tanh, ...) and vectorized. Tile sizes are the largest divisors
-// of each loop's extent not above these targets, so every tile is static and vectorizes
-// (an extent like 127 gives tiles of 1: correct, but with short vectors).
+// math that becomes a polynomial: erf, exp, tanh, ...) and vectorized. Tile sizes are
+// the largest divisors of each loop's extent not above these targets, so every tile is
+// static and vectorizes (an extent like 127 gives tiles of 1: correct, but with short
+// vectors).
 #ifndef TESSERA_COMPILER_CODEGEN_VECTORIZATION_SCHEDULE_H_
 #define TESSERA_COMPILER_CODEGEN_VECTORIZATION_SCHEDULE_H_
 

@@ -12,9 +12,9 @@ namespace tsr {
 
 // Places every arena value of `executable` (offsets and reused_from are overwritten) with
 // PlanBuffers over the lifetimes its steps imply (BufferPlanOf), letting the output of an
-// in-place kernel step (IsInPlaceOp: elementwise and Reshape-like) take over the buffer of an input
-// of the same dtype and byte size that dies at that step; sets arena_bytes. With
-// `lower_bound`, also stores LiveBytesLowerBound of the problem.
+// in-place kernel step (IsInPlaceOp: elementwise and Reshape-like) take over the buffer
+// of an input of the same dtype and byte size that dies at that step; sets arena_bytes.
+// With `lower_bound`, also stores LiveBytesLowerBound of the problem.
 absl::Status PlanExecutableBuffers(Executable& executable, int64_t* lower_bound = nullptr);
 
 }  // namespace tsr
