@@ -22,6 +22,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "graph/status_macros.h"
+#include "runtime/launch/loopback_socket.h"
 
 namespace tsr {
 namespace {
@@ -34,8 +35,6 @@ constexpr size_t kMaxRequestBytes = 1 + 4 + kMaxKeyBytes + 4 + kMaxValueBytes;
 constexpr size_t kMaxResponseBytes = 1 + kMaxValueBytes;
 // Longest Get wait a client may ask for (about 24 days); longer ones are clamped.
 constexpr uint64_t kMaxWaitMs = uint64_t{1} << 31;
-
-std::string ErrnoText(int error) { return std::strerror(error); }
 
 void AppendU32(std::string& out, uint32_t v) {
   const char bytes[4] = {static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
@@ -107,35 +106,10 @@ class PayloadReader {
   absl::string_view rest_;
 };
 
-// Compares without an early exit, so timing does not tell how much of a guess matched.
-bool TokensEqual(absl::string_view a, absl::string_view b) {
-  if (a.size() != b.size()) return false;
-  unsigned char diff = 0;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-// Milliseconds until `deadline` for poll(): -1 for never, 0 once passed.
-int PollTimeoutMs(absl::Time deadline) {
-  if (deadline == absl::InfiniteFuture()) return -1;
-  const absl::Duration left = deadline - absl::Now();
-  if (left <= absl::ZeroDuration()) return 0;
-  return static_cast<int>(
-      std::min<int64_t>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), INT_MAX));
-}
-
 std::string PeerName(const sockaddr_in& addr) {
   char host[INET_ADDRSTRLEN] = "?";
   inet_ntop(AF_INET, &addr.sin_addr, host, sizeof(host));
   return absl::StrCat(host, ":", ntohs(addr.sin_port));
-}
-
-sockaddr_in LoopbackAddress(int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return addr;
 }
 
 }  // namespace
@@ -354,7 +328,7 @@ void TcpKeyValueStoreServer::Loop::HandleHello(Connection& c, absl::string_view 
     Refuse(c, absl::StatusCode::kPermissionDenied, "a malformed hello (not a Tessera store client)");
     return;
   }
-  if (!TokensEqual(token, options_.token)) {
+  if (!SecretsEqual(token, options_.token)) {
     Refuse(c, absl::StatusCode::kPermissionDenied, "wrong job token");
     return;
   }

@@ -1,7 +1,8 @@
 // GlooCollectives: rendezvous through the job's KeyValueStore, then a thread that runs
-// the communicator's collectives in order — descriptor exchange, then Gloo's algorithms
-// (and a ring reduce-scatter of our own) on the tensors' buffers. A small all-reduce
-// moves its data inside the descriptor exchange instead (see kPiggybackBytes).
+// the communicator's collectives in order — descriptor exchange over the frame mesh,
+// then Gloo's algorithms (and a ring reduce-scatter of our own) on the tensors' buffers.
+// A small collective moves its data inside the descriptor exchange instead (see
+// kPiggybackBytes).
 #include "runtime/collectives/gloo/gloo_collectives.h"
 
 #include <gloo/allgatherv.h>
@@ -33,6 +34,7 @@
 #include "runtime/collectives/cross_process/collective_descriptor.h"
 #include "runtime/collectives/cross_process/described_collectives.h"
 #include "runtime/collectives/cross_process/elementwise_reduce.h"
+#include "runtime/collectives/cross_process/frame_mesh.h"
 #include "runtime/collectives/gloo/gloo_point_to_point.h"
 #include "runtime/collectives/gloo/gloo_store.h"
 
@@ -41,17 +43,19 @@ namespace {
 
 using gloo::transport::UnboundBuffer;
 
-// A small all-reduce rides on the descriptor exchange: the tensor's bytes follow the
-// descriptor in the frame each rank sends to every other, and once the descriptors are
-// checked each rank reduces the frames itself, in rank order (so every rank computes the
-// same bits). That is one round of messages where the exchange followed by Gloo's ring
-// takes 1 + 2(W-1), which is what a small all-reduce's time is made of (each round costs
-// the transport's wake-ups, tens of microseconds on loopback and up to a scheduler tick
-// on a busy machine). The price is bandwidth: W-1 copies of the tensor leave each rank
-// where the ring sends 2(W-1)/W, so only tensors of at most kPiggybackBytes / (W-1)
-// bytes go this way. Every receive is posted for the largest frame, since a rank that
-// issued a different collective (a mismatch, reported after the exchange) may send a
-// frame of another size; Gloo accepts a message shorter than the posted receive.
+// A small collective rides on the descriptor exchange: each rank's input follows its
+// descriptor in the frame it sends to every other, and once the descriptors are checked
+// each rank takes its result from the frames itself -- an all-reduce or reduce-scatter
+// reducing them in rank order (so every rank computes the same bits), an all-gather,
+// all-to-all or broadcast copying. That is one round of messages where the exchange
+// followed by Gloo's algorithm takes 1 + 2(W-1) for a ring, which is what a small
+// collective's time is made of (each round of Gloo's costs its transport's wake-ups,
+// tens of microseconds on loopback and up to a scheduler tick on a busy machine; the
+// frame mesh's round spins instead). The price is bandwidth: W-1 copies of the input
+// leave each rank where the ring sends 2(W-1)/W, so only inputs of at most
+// kPiggybackBytes / (W-1) bytes go this way. Every rank's frame has room for the largest
+// frame, since a rank that issued a different collective (a mismatch, reported after
+// the exchange) may send a frame of another size.
 constexpr size_t kPiggybackBytes = size_t{256} << 10;
 
 // What one rank issued: the descriptor everyone sees, and the tensors (copies sharing
@@ -87,8 +91,9 @@ void RingAllReduce(const std::shared_ptr<gloo::Context>& context, Tensor& inout,
 
 class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
  public:
-  GlooCommunicator(std::shared_ptr<gloo::Context> context, CollectivesOptions options)
+  GlooCommunicator(std::shared_ptr<gloo::Context> context, std::unique_ptr<FrameMesh> mesh, CollectivesOptions options)
       : context_(std::move(context)),
+        mesh_(std::move(mesh)),
         rank_(context_->rank),
         world_size_(context_->size),
         // A multiple of 64, so that every rank's frame (and the tensor in it) stays aligned
@@ -99,14 +104,24 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
         options_(options),
         health_(std::make_shared<GlooHealth>()),
         p2p_(context_, health_, options.timeout),
-        worker_([this] { WorkerLoop(); }) {}
+        worker_([this] { WorkerLoop(); }) {
+    // A rank that gives up closes its connections, so that the other ranks' waits for it
+    // end at once (Unavailable) instead of at their own timeouts.
+    health_->OnPoison([mesh = mesh_.get(), context = context_] {
+      mesh->Close();
+      context->closeConnections();
+    });
+  }
 
   ~GlooCommunicator() override {
+    health_->OnPoison(nullptr);  // the mesh goes with this object
     {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
     }
-    worker_.join();  // after the queued collectives ran
+    worker_.join();                     // after the queued collectives ran
+    absl::MutexLock hold(&alive_->mu);  // after a handle's DriveInline returned
+    alive_->communicator = nullptr;
   }
 
   int rank() const override { return rank_; }
@@ -121,16 +136,44 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
   }
 
  private:
+  // Queues the call for the communicator's thread. Whoever gets to it first runs it: the
+  // worker, or the thread that waits for its handle (DriveInline), which then does not
+  // wait for two wake-ups (the worker's, then its own), ~50 us each on this machine.
   CollectiveHandle Issue(CollectiveDescriptor descriptor, const Tensor& input, const Tensor& output) override {
     CollectiveCall call;
     call.descriptor = std::move(descriptor);
     call.input = input;
     call.output = output;
-    CollectiveHandle handle = call.handle;
     absl::MutexLock lock(&mu_);
     call.seq = next_seq_++;
+    call.handle =
+        CollectiveHandle::Pending(absl::InfiniteFuture(), nullptr, [alive = alive_, seq = call.seq](bool wait) {
+          if (!wait) return;
+          absl::MutexLock hold(&alive->mu);
+          if (alive->communicator != nullptr) alive->communicator->DriveInline(seq);
+        });
+    CollectiveHandle handle = call.handle;
     queue_.push_back(std::move(call));
     return handle;
+  }
+
+  // Takes the next queued call when no other runs (the caller decides whether).
+  CollectiveCall TakeNext() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    CollectiveCall call = std::move(queue_.front());
+    queue_.pop_front();
+    running_ = true;
+    return call;
+  }
+
+  // Runs `call` and completes its handle, freeing the communicator for the next call
+  // first (its waiter may issue one at once).
+  void RunAndComplete(CollectiveCall call) {
+    absl::Status status = Run(call);
+    {
+      absl::MutexLock lock(&mu_);
+      running_ = false;
+    }
+    call.handle.Complete(std::move(status));
   }
 
   void WorkerLoop() {
@@ -138,13 +181,29 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
       CollectiveCall call;
       {
         absl::MutexLock lock(&mu_);
-        auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
+        auto ready = [this]()
+                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !running_ && (stopping_ || !queue_.empty()); };
         mu_.Await(absl::Condition(&ready));
         if (queue_.empty()) return;  // stopping
-        call = std::move(queue_.front());
-        queue_.pop_front();
+        call = TakeNext();
       }
-      call.handle.Complete(Run(call));
+      RunAndComplete(std::move(call));
+    }
+  }
+
+  // On the thread that waits for collective `seq`: runs the queued calls up to it, in
+  // order, unless the worker has taken it.
+  void DriveInline(int64_t seq) {
+    while (true) {
+      CollectiveCall call;
+      {
+        absl::MutexLock lock(&mu_);
+        auto idle = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return !running_; };
+        mu_.Await(absl::Condition(&idle));
+        if (queue_.empty() || queue_.front().seq > seq) return;  // it ran, or runs on the worker
+        call = TakeNext();
+      }
+      RunAndComplete(std::move(call));
     }
   }
 
@@ -155,6 +214,10 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
     TSR_RETURN_IF_ERROR(ExchangeDescriptors(call, where, &all));
     TSR_RETURN_IF_ERROR(CheckDescriptors(call.seq, all));
     if (call.descriptor.kind == CollectiveKind::kBarrier) return absl::OkStatus();  // the exchange was one
+    if (MovedWithExchange(all)) {
+      TakeCarriedData(call, all);
+      return absl::OkStatus();
+    }
     const absl::Time deadline = absl::Now() + options_.timeout;
     try {
       return MoveData(call, all, deadline);
@@ -171,16 +234,43 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
   // The largest frame of the exchange: a descriptor and a piggybacked tensor.
   size_t FrameBytes() const { return kDescriptorWireBytes + piggyback_limit_; }
 
-  // Whether `d` is an all-reduce whose data rides on the exchange (the same answer on
-  // every rank when the descriptors match).
-  bool Piggybacks(const CollectiveDescriptor& d) const {
-    if (d.kind != CollectiveKind::kAllReduce || world_size_ < 2) return false;
-    const size_t bytes = static_cast<size_t>(d.input.shape.num_elements()) * DTypeSize(d.input.dtype);
-    return bytes > 0 && bytes <= piggyback_limit_;
+  // Whether the rank that issued `d` as rank `q` sends its input inside its exchange
+  // frame: the input of any collective but a barrier, when it has at most
+  // piggyback_limit_ bytes (a broadcast's, from its root only). Every rank can tell for
+  // every other from the descriptors.
+  bool CarriesInput(const CollectiveDescriptor& d, int q) const {
+    if (world_size_ < 2) return false;
+    switch (d.kind) {
+      case CollectiveKind::kAllReduce:
+      case CollectiveKind::kReduceScatter:
+      case CollectiveKind::kAllGather:
+      case CollectiveKind::kAllToAll:
+        break;
+      case CollectiveKind::kBroadcast:
+        if (q != d.root) return false;
+        break;
+      default:
+        return false;
+    }
+    return static_cast<size_t>(d.input.shape.num_elements()) * DTypeSize(d.input.dtype) <= piggyback_limit_;
   }
 
-  // Sends this rank's descriptor (and a piggybacked tensor) to every other rank and waits
-  // (up to the timeout) for theirs, one buffer per rank, so that a timeout can tell who
+  // Whether a checked collective's data came with the exchange: every rank with data to
+  // give carried it (the same answer on every rank).
+  bool MovedWithExchange(const std::vector<CollectiveDescriptor>& all) const {
+    if (world_size_ < 2) return false;
+    if (all[0].kind == CollectiveKind::kBroadcast) return CarriesInput(all[all[0].root], all[0].root);
+    for (int q = 0; q < world_size_; ++q) {
+      if (!CarriesInput(all[q], q)) return false;
+    }
+    return true;
+  }
+
+  // Rank q's input as carried in its frame.
+  char* CarriedInput(int q) { return receive_frames_.data() + q * FrameBytes() + kDescriptorWireBytes; }
+
+  // Sends this rank's descriptor (and a piggybacked tensor) to every other rank over the
+  // frame mesh and waits (up to the timeout) for theirs, so that a timeout can tell who
   // did not arrive. Rank q's frame lands at receive_frames_ + q * FrameBytes().
   absl::Status ExchangeDescriptors(const CollectiveCall& call, const std::string& where,
                                    std::vector<CollectiveDescriptor>* all) {
@@ -190,45 +280,25 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
     const size_t frame = FrameBytes();
     EncodeDescriptor(call.descriptor, call.seq, mine);
     size_t mine_bytes = kDescriptorWireBytes;
-    if (Piggybacks(call.descriptor)) {
+    if (CarriesInput(call.descriptor, rank_)) {
       std::memcpy(mine + kDescriptorWireBytes, call.input.raw_data(), call.input.num_bytes());
       mine_bytes += call.input.num_bytes();
     }
-    const uint64_t slot = gloo::Slot::build(kGlooDescriptorSlot, Tag(call.seq));
-    std::vector<std::unique_ptr<UnboundBuffer>> received(world_size_);
-    std::unique_ptr<UnboundBuffer> sent;
-    int waiting_for = -1;
-    try {
-      sent = context_->createUnboundBuffer(mine, mine_bytes);
-      for (int q = 0; q < world_size_; ++q) {
-        if (q == rank_) continue;
-        received[q] = context_->createUnboundBuffer(theirs + q * frame, frame);
-        received[q]->recv(q, slot);
-        sent->send(q, slot);
-      }
-      for (int q = 0; q < world_size_; ++q) {
-        if (q == rank_) continue;
-        waiting_for = q;
-        received[q]->waitRecv(GlooMillis(deadline - absl::Now()));
-      }
-      waiting_for = -1;
-      for (int i = 0; i < world_size_ - 1; ++i) sent->waitSend(GlooMillis(deadline - absl::Now()));
-    } catch (const std::exception& e) {
-      if (absl::Now() < deadline - absl::Milliseconds(20) || waiting_for < 0) {
-        return health_->Failure(where, rank_, absl::InfiniteFuture(), "", e);
-      }
-      // Gloo failed every pending receive when the wait timed out; the ranks whose
-      // descriptors came meanwhile still have theirs.
-      std::vector<int> missing = {waiting_for};
-      for (int q = waiting_for + 1; q < world_size_; ++q) {
-        if (q == rank_) continue;
-        try {
-          received[q]->waitRecv(std::chrono::milliseconds(1));
-        } catch (const std::exception&) {
-          missing.push_back(q);
-        }
-      }
+    std::vector<int> missing;
+    const absl::Status exchanged =
+        mesh_->Exchange(absl::string_view(mine, mine_bytes), theirs, frame, &frame_lengths_, deadline, &missing);
+    if (absl::IsDeadlineExceeded(exchanged)) {
       return health_->Poison(MissingRanksError(where, rank_, options_.timeout, missing, world_size_));
+    }
+    if (absl::IsCancelled(exchanged)) {
+      // Another thread of this rank (a Send or Recv) poisoned the communicator meanwhile.
+      TSR_RETURN_IF_ERROR(health_->Check(where));
+    }
+    if (!exchanged.ok()) {
+      return health_->Poison(absl::UnavailableError(
+          absl::StrCat(where, ": rank ", rank_,
+                       " lost its connections to the other ranks (a rank that gives up waiting closes them): ",
+                       exchanged.message())));
     }
     all->resize(world_size_);
     for (int q = 0; q < world_size_; ++q) {
@@ -237,6 +307,10 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
         continue;
       }
       int64_t seq = 0;
+      if (frame_lengths_[q] < kDescriptorWireBytes) {
+        return health_->Poison(absl::DataLossError(
+            absl::StrCat(where, ": rank ", q, " sent a frame of ", frame_lengths_[q], " bytes, not a descriptor")));
+      }
       absl::StatusOr<CollectiveDescriptor> d = DecodeDescriptor(theirs + q * frame, &seq);
       if (!d.ok()) {
         return health_->Poison(absl::DataLossError(absl::StrCat(where, ": from rank ", q, ": ", d.status().message())));
@@ -259,10 +333,6 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
       case CollectiveKind::kAllReduce: {
         Tensor inout = call.input;
         if (inout.num_elements() == 0) return absl::OkStatus();
-        if (Piggybacks(d)) {
-          ReduceFrames(d, inout);
-          return absl::OkStatus();
-        }
         switch (inout.dtype()) {
           case DType::kF32:
             RingAllReduce<float>(context_, inout, d.reduce_op, tag, options_.timeout);
@@ -337,13 +407,64 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
     }
   }
 
-  // A piggybacked all-reduce: every rank's frame reduced into `inout` (which holds this
-  // rank's input) in rank order.
-  void ReduceFrames(const CollectiveDescriptor& d, Tensor& inout) {
-    ReduceInRankOrder(
-        d.input.dtype, d.reduce_op, world_size_, rank_,
-        [&](int q) -> void* { return receive_frames_.data() + q * FrameBytes() + kDescriptorWireBytes; },
-        inout.raw_data(), static_cast<size_t>(inout.num_elements()));
+  // The result of a collective whose data came with the exchange, from the frames:
+  // reductions in rank order (the same bits on every rank), copies for the rest.
+  void TakeCarriedData(const CollectiveCall& call, const std::vector<CollectiveDescriptor>& all) {
+    const CollectiveDescriptor& d = call.descriptor;
+    const char* input = static_cast<const char*>(call.input.raw_data());
+    switch (d.kind) {
+      case CollectiveKind::kAllReduce: {
+        Tensor inout = call.input;
+        ReduceInRankOrder(
+            d.input.dtype, d.reduce_op, world_size_, rank_, [&](int q) -> void* { return CarriedInput(q); },
+            inout.raw_data(), static_cast<size_t>(inout.num_elements()));
+        return;
+      }
+      case CollectiveKind::kReduceScatter: {
+        Tensor output = call.output;
+        if (output.num_bytes() == 0) return;
+        const size_t offset =
+            static_cast<size_t>(SplitBegin(d.input.shape.dim(0), world_size_, rank_)) * RowBytes(d.input);
+        std::memcpy(output.raw_data(), input + offset, output.num_bytes());
+        ReduceInRankOrder(
+            d.input.dtype, d.reduce_op, world_size_, rank_, [&](int q) -> void* { return CarriedInput(q) + offset; },
+            output.raw_data(), static_cast<size_t>(output.num_elements()));
+        return;
+      }
+      case CollectiveKind::kAllGather: {
+        Tensor output = call.output;
+        char* out = static_cast<char*>(output.raw_data());
+        const size_t row_bytes = RowBytes(d.input);
+        for (int q = 0; q < world_size_; ++q) {
+          const size_t bytes = static_cast<size_t>(all[q].input.shape.dim(0)) * row_bytes;
+          if (bytes > 0) std::memcpy(out, q == rank_ ? input : CarriedInput(q), bytes);
+          out += bytes;
+        }
+        return;
+      }
+      case CollectiveKind::kAllToAll: {
+        Tensor output = call.output;
+        char* out = static_cast<char*>(output.raw_data());
+        const size_t row_bytes = RowBytes(d.input);
+        for (int q = 0; q < world_size_; ++q) {
+          const int64_t rows = all[q].input.shape.dim(0);
+          const size_t begin = static_cast<size_t>(SplitBegin(rows, world_size_, rank_)) * row_bytes;
+          const size_t bytes = static_cast<size_t>(SplitRows(rows, world_size_, rank_)) * row_bytes;
+          if (bytes > 0) std::memcpy(out, (q == rank_ ? input : CarriedInput(q)) + begin, bytes);
+          out += bytes;
+        }
+        return;
+      }
+      case CollectiveKind::kBroadcast: {
+        Tensor inout = call.input;
+        if (rank_ != d.root && inout.num_bytes() > 0) {
+          std::memcpy(inout.raw_data(), CarriedInput(d.root), inout.num_bytes());
+        }
+        return;
+      }
+      default:
+        return;
+    }
   }
 
   // Reduce-scatter as a ring: block b (rank b's rows) is summed along the ring starting
@@ -400,19 +521,30 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
   }
 
   const std::shared_ptr<gloo::Context> context_;
+  const std::unique_ptr<FrameMesh> mesh_;
   const int rank_;
   const int world_size_;
-  const size_t piggyback_limit_;  // bytes of the largest tensor that Piggybacks
+  const size_t piggyback_limit_;  // bytes of the largest input a frame carries (CarriesInput)
   // The exchange's frames (worker only): this rank's, and one slot per rank for theirs.
   std::vector<char> send_frame_;
   std::vector<char> receive_frames_;
+  std::vector<size_t> frame_lengths_;  // of the frames received, by rank
   const CollectivesOptions options_;
   const std::shared_ptr<GlooHealth> health_;
   GlooPointToPoint p2p_;
 
+  // What the handles' DriveInline reaches this communicator through, while it exists.
+  struct Alive {
+    explicit Alive(GlooCommunicator* c) : communicator(c) {}
+    absl::Mutex mu;
+    GlooCommunicator* communicator ABSL_GUARDED_BY(mu);
+  };
+  const std::shared_ptr<Alive> alive_ = std::make_shared<Alive>(this);
+
   absl::Mutex mu_;
   std::deque<CollectiveCall> queue_ ABSL_GUARDED_BY(mu_);
   int64_t next_seq_ ABSL_GUARDED_BY(mu_) = 0;
+  bool running_ ABSL_GUARDED_BY(mu_) = false;  // a call runs, on the worker or inline
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread worker_;  // last: starts once the members above exist
 };
@@ -474,7 +606,12 @@ absl::StatusOr<std::unique_ptr<GlooCollectives>> GlooCollectives::Create(int ran
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, world_size);
     context->setTimeout(GlooMillis(options.timeout));
     context->connectFullMesh(prefixed, device);
-    return std::unique_ptr<GlooCollectives>(new GlooCommunicator(std::move(context), options));
+    absl::StatusOr<std::unique_ptr<FrameMesh>> mesh =
+        FrameMesh::Connect(rank, world_size, store, name, options.timeout);
+    if (!mesh.ok()) {
+      return absl::Status(mesh.status().code(), absl::StrCat(who, ": ", mesh.status().message()));
+    }
+    return std::unique_ptr<GlooCollectives>(new GlooCommunicator(std::move(context), *std::move(mesh), options));
   } catch (const GlooStoreError& e) {
     if (e.status().code() == absl::StatusCode::kDeadlineExceeded) {
       const int missing = RankOfKey(e.status().message(), name);

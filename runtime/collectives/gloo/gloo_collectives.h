@@ -10,23 +10,27 @@
 //   TSR_RETURN_IF_ERROR(comm->AllReduceSync(grad, ReduceOp::kSum, "grad/w1"));
 //
 // How the contract in collectives.h is kept:
-//  - Each communicator runs its collectives in issue order on a thread of its own. A
-//    collective starts with a descriptor exchange: every rank sends a fixed-size
-//    description of what it issued (op, reduce op, name, dtype, shapes, root; see
+//  - Each communicator runs its collectives in issue order, on a thread of its own or on
+//    the thread that waits for one when that thread comes first. A collective starts
+//    with a descriptor exchange over the frame mesh (cross_process/frame_mesh.h: TCP
+//    connections of our own beside Gloo's, which the exchanging thread reads itself,
+//    spinning briefly before it sleeps): every rank sends a fixed-size description of
+//    what it issued (op, reduce op, name, dtype, shapes, root; see
 //    cross_process/collective_descriptor.h) to every other rank and waits for theirs
 //    until the timeout. So every rank learns which ranks did not arrive (DeadlineExceeded
 //    naming them), every rank checks the same descriptors (a mismatch is the same
 //    InvalidArgument everywhere and leaves the communicator usable), and uneven
 //    all-gathers and all-to-alls know every rank's row count. A barrier is the exchange
 //    alone.
-//  - Then the data moves on the tensors' own buffers, with Gloo's per-operation timeout:
-//    all-reduce is Gloo's pipelined ring (gloo::allreduce, Algorithm::RING) in place,
-//    except that a small one (at most 256 KiB / (W-1) bytes) travels inside the
-//    descriptor exchange and each rank reduces every rank's copy in rank order, which
-//    saves the ring's 2(W-1) rounds of messages;
-//    reduce-scatter a ring of W-1 steps over unbound buffers that sends each rank's
-//    partial sums of one block to the next (its rows by SplitBegin's rule land in the
-//    output, nothing else is gathered); all-gather gloo::allgatherv, all-to-all
+//  - A small collective (every input at most 256 KiB / (W-1) bytes; a broadcast's root's)
+//    travels inside the exchange: each rank takes its result from the frames, reducing
+//    every rank's copy in rank order for all-reduce and reduce-scatter. That saves
+//    Gloo's rounds of messages, each of which costs its transport's wake-ups.
+//  - Otherwise the data moves on the tensors' own buffers, with Gloo's per-operation
+//    timeout: all-reduce is Gloo's pipelined ring (gloo::allreduce, Algorithm::RING) in
+//    place; reduce-scatter a ring of W-1 steps over unbound buffers that sends each
+//    rank's partial sums of one block to the next (its rows by SplitBegin's rule land in
+//    the output, nothing else is gathered); all-gather gloo::allgatherv, all-to-all
 //    gloo::alltoallv and broadcast gloo::broadcast with byte counts taken from the
 //    descriptors. Means are sums divided afterwards.
 //  - Send/Recv run on a thread per transfer over unbound buffers: the sender's header
@@ -34,8 +38,8 @@
 //    not), then, when the two agree, the data. Both sides report a mismatch with the same
 //    InvalidArgument; the data never moves then.
 //
-// Timeouts: when a wait times out, Gloo closes every connection of the communicator
-// (its TCP pairs cannot be resynchronized). So any timeout — of a collective or of a
+// Timeouts: when a wait times out, the rank closes every connection of the communicator
+// (Gloo's TCP pairs and the frame mesh cannot be resynchronized). So any timeout — of a collective or of a
 // Send/Recv — poisons the communicator: the rank that timed out fails with
 // DeadlineExceeded (for a collective, naming the ranks that did not arrive), its later
 // operations fail at once with FailedPrecondition, and the other ranks see their

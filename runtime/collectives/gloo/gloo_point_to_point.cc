@@ -27,9 +27,20 @@ bool GlooHealth::poisoned() const {
 }
 
 absl::Status GlooHealth::Poison(absl::Status failure) {
-  absl::MutexLock lock(&mu_);
-  if (reason_.empty()) reason_ = std::string(failure.message());
+  std::function<void()> action;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!reason_.empty()) return failure;
+    reason_ = std::string(failure.message());
+    action = std::move(on_poison_);
+  }
+  if (action) action();
   return failure;
+}
+
+void GlooHealth::OnPoison(std::function<void()> action) {
+  absl::MutexLock lock(&mu_);
+  on_poison_ = std::move(action);
 }
 
 absl::Status GlooHealth::Failure(absl::string_view where, int rank, absl::Time deadline, absl::string_view timed_out,

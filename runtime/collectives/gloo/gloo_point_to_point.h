@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <list>
 #include <map>
 #include <memory>
@@ -49,8 +50,11 @@ class GlooHealth {
   // unusable since <first failure>".
   absl::Status Check(absl::string_view where) const;
   bool poisoned() const;
-  // Records `failure` as the reason (if it is the first) and returns it.
+  // Records `failure` as the reason (if it is the first) and returns it; the first
+  // time, runs the OnPoison action.
   absl::Status Poison(absl::Status failure);
+  // What the first Poison does (once, on the thread that poisons, without locks held).
+  void OnPoison(std::function<void()> action);
   // A Gloo wait threw: DeadlineExceeded "<where>: <timed_out>" when `deadline` has
   // passed, otherwise Unavailable (a peer closed its connections: it gave up on an
   // operation, or died). Poisons the communicator.
@@ -60,6 +64,7 @@ class GlooHealth {
  private:
   mutable absl::Mutex mu_;
   std::string reason_ ABSL_GUARDED_BY(mu_);
+  std::function<void()> on_poison_ ABSL_GUARDED_BY(mu_);
 };
 
 class GlooPointToPoint {
