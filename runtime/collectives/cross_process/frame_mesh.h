@@ -10,12 +10,8 @@
 // data-parallel step arrive at its collectives up to a millisecond or two apart on a
 // noisy machine; yielding keeps it from starving a thread that shares the core.
 //
-// Rendezvous: each rank listens on an ephemeral loopback port and publishes
-// "<port> <secret>" under "<prefix>/frames/<rank>" in the job's store; rank j connects to
-// every rank i < j and presents (magic, j, i's secret), which proves that it read the
-// store -- only the job's processes can -- so a stray process cannot join; rank i
-// accepts until it holds a connection from every rank above it and drops any whose
-// hello is wrong.
+// The connections come from ConnectLoopbackMesh (loopback_mesh.h), under the prefix
+// "<prefix>/frames".
 //
 // Wire: a frame is its length (8 bytes, this machine's order) and its bytes. A rank that
 // gives up on the communicator (Close) sends each peer an abort mark instead of a next

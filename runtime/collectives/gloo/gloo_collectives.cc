@@ -35,7 +35,9 @@
 #include "runtime/collectives/cross_process/described_collectives.h"
 #include "runtime/collectives/cross_process/elementwise_reduce.h"
 #include "runtime/collectives/cross_process/frame_mesh.h"
-#include "runtime/collectives/gloo/gloo_point_to_point.h"
+#include "runtime/collectives/cross_process/loopback_mesh.h"
+#include "runtime/collectives/cross_process/stream_point_to_point.h"
+#include "runtime/collectives/gloo/gloo_health.h"
 #include "runtime/collectives/gloo/gloo_store.h"
 
 namespace tsr {
@@ -91,7 +93,8 @@ void RingAllReduce(const std::shared_ptr<gloo::Context>& context, Tensor& inout,
 
 class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
  public:
-  GlooCommunicator(std::shared_ptr<gloo::Context> context, std::unique_ptr<FrameMesh> mesh, CollectivesOptions options)
+  GlooCommunicator(std::shared_ptr<gloo::Context> context, std::unique_ptr<FrameMesh> mesh, std::vector<int> p2p_fds,
+                   CollectivesOptions options)
       : context_(std::move(context)),
         mesh_(std::move(mesh)),
         rank_(context_->rank),
@@ -103,12 +106,15 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
         receive_frames_(static_cast<size_t>(world_size_) * FrameBytes()),
         options_(options),
         health_(std::make_shared<GlooHealth>()),
-        p2p_(context_, health_, options.timeout),
+        p2p_(rank_, std::move(p2p_fds), options.timeout,
+             {.check = [health = health_](absl::string_view where) { return health->Check(where); },
+              .poison = [health = health_](absl::Status failure) { return health->Poison(std::move(failure)); }}),
         worker_([this] { WorkerLoop(); }) {
     // A rank that gives up closes its connections, so that the other ranks' waits for it
     // end at once (Unavailable) instead of at their own timeouts.
-    health_->OnPoison([mesh = mesh_.get(), context = context_] {
+    health_->OnPoison([mesh = mesh_.get(), p2p = &p2p_, context = context_] {
       mesh->Close();
+      p2p->Close();
       context->closeConnections();
     });
   }
@@ -531,7 +537,7 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
   std::vector<size_t> frame_lengths_;  // of the frames received, by rank
   const CollectivesOptions options_;
   const std::shared_ptr<GlooHealth> health_;
-  GlooPointToPoint p2p_;
+  StreamPointToPoint p2p_;
 
   // What the handles' DriveInline reaches this communicator through, while it exists.
   struct Alive {
@@ -611,7 +617,13 @@ absl::StatusOr<std::unique_ptr<GlooCollectives>> GlooCollectives::Create(int ran
     if (!mesh.ok()) {
       return absl::Status(mesh.status().code(), absl::StrCat(who, ": ", mesh.status().message()));
     }
-    return std::unique_ptr<GlooCollectives>(new GlooCommunicator(std::move(context), *std::move(mesh), options));
+    absl::StatusOr<std::vector<int>> p2p =
+        ConnectLoopbackMesh(rank, world_size, store, absl::StrCat(name, "/p2p"), options.timeout);
+    if (!p2p.ok()) {
+      return absl::Status(p2p.status().code(), absl::StrCat(who, ": point-to-point streams: ", p2p.status().message()));
+    }
+    return std::unique_ptr<GlooCollectives>(
+        new GlooCommunicator(std::move(context), *std::move(mesh), *std::move(p2p), options));
   } catch (const GlooStoreError& e) {
     if (e.status().code() == absl::StatusCode::kDeadlineExceeded) {
       const int missing = RankOfKey(e.status().message(), name);

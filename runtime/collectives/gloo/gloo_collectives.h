@@ -33,13 +33,15 @@
 //    the output, nothing else is gathered); all-gather gloo::allgatherv, all-to-all
 //    gloo::alltoallv and broadcast gloo::broadcast with byte counts taken from the
 //    descriptors. Means are sums divided afterwards.
-//  - Send/Recv run on a thread per transfer over unbound buffers: the sender's header
-//    (its descriptor), the receiver's acknowledgement (its own descriptor, accepted or
-//    not), then, when the two agree, the data. Both sides report a mismatch with the same
-//    InvalidArgument; the data never moves then.
+//  - Send/Recv run over point-to-point streams of their own
+//    (cross_process/stream_point_to_point.h: loopback TCP connections beside Gloo's, one
+//    I/O thread): the sender's header (its descriptor), the receiver's acknowledgement
+//    (its own descriptor, accepted or not), then, when the two agree, the data. Both
+//    sides report a mismatch with the same InvalidArgument; the data never moves then.
 //
 // Timeouts: when a wait times out, the rank closes every connection of the communicator
-// (Gloo's TCP pairs and the frame mesh cannot be resynchronized). So any timeout — of a collective or of a
+// (Gloo's TCP pairs, the frame mesh and the point-to-point streams cannot be
+// resynchronized). So any timeout — of a collective or of a
 // Send/Recv — poisons the communicator: the rank that timed out fails with
 // DeadlineExceeded (for a collective, naming the ranks that did not arrive), its later
 // operations fail at once with FailedPrecondition, and the other ranks see their

@@ -378,10 +378,11 @@ TEST_P(CollectivesConformanceTest, AllToAllUneven) {
   }
 }
 
-// Every rank sends to the next and receives from the previous, three messages of
-// different sizes in a row (world 1: to itself). Sends are issued before receives.
+// Every rank sends to the next and receives from the previous, four messages of
+// different sizes in a row (world 1: to itself), the last of 8 MiB: more than a
+// connection buffers, in both directions at once. Sends are issued before receives.
 TEST_P(CollectivesConformanceTest, SendRecvRing) {
-  const std::vector<Shape> shapes = {Shape({4, 2}), Shape({0}), Shape({1000})};
+  const std::vector<Shape> shapes = {Shape({4, 2}), Shape({0}), Shape({1000}), Shape({int64_t{1} << 21})};
   std::vector<std::vector<Tensor>> sent(world()), received(world());
   for (int r = 0; r < world(); ++r) {
     for (size_t m = 0; m < shapes.size(); ++m) {
