@@ -1,29 +1,19 @@
-// The frame mesh of frame_mesh.h: its loopback rendezvous and the exchange's
-// non-blocking pump over every peer's stream.
+// The frame mesh of frame_mesh.h: the exchange's non-blocking pump over every peer's
+// stream, and the abort mark a closing rank leaves behind.
 #include "runtime/collectives/cross_process/frame_mesh.h"
 
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
-#include <random>
 #include <string>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "graph/status_macros.h"
 #include "runtime/collectives/cross_process/loopback_mesh.h"
 #include "runtime/launch/loopback_socket.h"
 

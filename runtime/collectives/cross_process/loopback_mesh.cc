@@ -68,12 +68,10 @@ void SetNoDelay(int fd) {
 bool ReadExactly(int fd, char* out, size_t n, absl::Time deadline) {
   size_t got = 0;
   while (got < n) {
-    const ssize_t r = recv(fd, out + got, n - got, MSG_DONTWAIT);
-    if (r > 0) {
-      got += static_cast<size_t>(r);
-      continue;
-    }
-    if (r == 0 || (errno != EAGAIN && errno != EINTR)) return false;
+    const ssize_t r = ReceiveSome(fd, out + got, n - got);
+    if (r < 0) return false;  // closed or broken
+    got += static_cast<size_t>(r);
+    if (r > 0) continue;
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, PollTimeoutMs(deadline)) == 0) return false;
   }
