@@ -10,7 +10,9 @@
 // the Conv it equals (EquivalentConv): X zero-padded by (kernel - 1) * dilation - pad,
 // correlated with W's taps reversed and its two channel dimensions swapped, through
 // the direct small-channel loops (conv_direct.h) -- no GEMM of depth C/group and no
-// scatter.
+// scatter --, or, with sixteen images or more on AVX-512, through the loops that hold
+// sixteen images in every vector (conv_image_lanes.h), which skip most of the padding's
+// zero taps.
 //
 // Threads split the (image, group) pairs, or, when there are few of them and the
 // GEMM is large, the GEMM's own loops and the col2im's output channels. Sgemm's
@@ -29,6 +31,7 @@
 #include "graph/ops/conv_geometry.h"
 #include "graph/tensor.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/conv_image_lanes.h"
 #include "kernels/cpu/conv_transpose_col2im.h"
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -89,7 +92,9 @@ bool RunAsDirectConv(const TransposeProblem& p, int64_t batch, const float* weig
                      const ParallelForFn& parallel_for) {
   if (p.pointwise()) return false;
   const std::optional<Window3d> e = EquivalentConv(p.w);
-  if (!e.has_value() || !DirectConvApplies(*e, p.c_per_group, kMaxDirectConvTransposeRows)) return false;
+  if (!e.has_value()) return false;
+  const bool image_lanes = ImageLanesConvApplies(*e, batch, p.channels, p.group);
+  if (!image_lanes && !DirectConvApplies(*e, p.c_per_group, kMaxDirectConvTransposeRows)) return false;
   const int64_t taps = p.w.taps();
   if (!AllFinite(weights, p.channels * p.m_per_group * taps)) return false;
   // W [C, M/group, taps] -> the Conv's [M, C/group, taps], taps reversed.
@@ -103,7 +108,11 @@ bool RunAsDirectConv(const TransposeProblem& p, int64_t batch, const float* weig
       }
     }
   }
-  DirectConv(*e, batch, p.channels, p.out_channels, p.group, p.x, conv_weights.data(), p.bias, p.y, parallel_for);
+  if (image_lanes) {
+    ImageLanesConv(*e, batch, p.channels, p.out_channels, p.x, conv_weights.data(), p.bias, p.y, parallel_for);
+  } else {
+    DirectConv(*e, batch, p.channels, p.out_channels, p.group, p.x, conv_weights.data(), p.bias, p.y, parallel_for);
+  }
   return true;
 }
 

@@ -17,6 +17,9 @@
 #include "graph/attribute.h"
 #include "graph/tensor.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/conv_image_lanes.h"
+#include "kernels/cpu/conv_window.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/run_op.h"
 #include "tests/kernels/cpu/cpu_test_util.h"
 
@@ -73,6 +76,23 @@ Operands MakeOperands(const TransposeCase& c, uint32_t seed) {
   return o;
 }
 
+// The window of the Conv that a stride-1, unpadded ConvTranspose of x [N, C, spatial...]
+// with `kernel` equals: its input padded by kernel - 1 on both sides.
+std::optional<Window3d> EquivalentWindow(const std::vector<int64_t>& x, const std::vector<int64_t>& kernel) {
+  WindowGeometry g;
+  std::vector<int64_t> in;
+  for (size_t d = 0; d < kernel.size(); ++d) {
+    in.push_back(x[2 + d]);
+    g.kernel.push_back(kernel[d]);
+    g.strides.push_back(1);
+    g.dilations.push_back(1);
+    g.pads_begin.push_back(kernel[d] - 1);
+    g.pads_end.push_back(kernel[d] - 1);
+    g.output.push_back(x[2 + d] + kernel[d] - 1);
+  }
+  return MakeWindow3d(in, g);
+}
+
 void CheckTranspose(const TransposeCase& c, uint32_t seed) {
   SCOPED_TRACE(absl::StrCat("seed=", seed, " ", Describe(c)));
   const Operands o = MakeOperands(c, seed);
@@ -119,6 +139,44 @@ TEST_P(ConvTransposeKernelTest, StrideOneRunsAsDirectConv) {
   CheckTranspose({.x = {3, 5, 40}, .m_per_group = 4, .kernel = {7}, .pads = {3, 1}, .bias = false}, 15);
   CheckTranspose({.x = {1, 4, 6, 6}, .m_per_group = 3, .kernel = {3, 3}, .pads = {3, 2, 3, 2}}, 16);
   CheckTranspose({.x = {1, 64, 5, 5}, .m_per_group = 2, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}, 17);
+}
+
+// At least sixteen images, stride 1 and group 1 (AVX-512): sixteen images in the lanes of
+// every vector (conv_image_lanes.h). LeNet's input gradient at batch 64, batches with a
+// partial last block, output channels past one register block of six (13 = 6 + 6 + 1),
+// rows of every length modulo the four columns computed together, dilation, asymmetric
+// pads, 1-D, and a block of sixteen split over output rows.
+TEST_P(ConvTransposeKernelTest, ImagesInLanes) {
+  ASSERT_TRUE(ImageLanesConvApplies(*EquivalentWindow({64, 16, 10, 10}, {5, 5}), 64, 16, 1) ||
+              ActiveCpuIsa() < CpuIsa::kAvx512);
+  CheckTranspose({.x = {64, 16, 10, 10}, .m_per_group = 6, .kernel = {5, 5}}, 20);
+  CheckTranspose({.x = {17, 16, 10, 10}, .m_per_group = 6, .kernel = {5, 5}, .bias = false}, 21);
+  CheckTranspose({.x = {33, 5, 7, 9}, .m_per_group = 13, .kernel = {3, 3}}, 22);
+  for (int64_t width : {1, 2, 3, 4, 5, 6, 7}) {
+    CheckTranspose({.x = {16, 3, 4, width}, .m_per_group = 5, .kernel = {2, 3}, .pads = {0, 1, 1, 0}}, 23);
+  }
+  CheckTranspose({.x = {20, 4, 7, 9}, .m_per_group = 3, .kernel = {3, 3}, .pads = {0, 2, 1, 0}, .dilations = {2, 1}},
+                 24);
+  CheckTranspose({.x = {16, 5, 40}, .m_per_group = 4, .kernel = {7}, .pads = {3, 1}, .dilations = {2}}, 25);
+  CheckTranspose({.x = {16, 2, 3, 3}, .m_per_group = 7, .kernel = {3, 3}, .pads = {2, 2, 2, 2}}, 26);
+}
+
+TEST(ImageLanesConvTest, Declines) {
+  if (ActiveCpuIsa() < CpuIsa::kAvx512) GTEST_SKIP() << "the image-lanes kernel is AVX-512 only";
+  const Window3d w = *EquivalentWindow({64, 16, 10, 10}, {5, 5});
+  EXPECT_TRUE(ImageLanesConvApplies(w, 16, 16, 1));
+  EXPECT_FALSE(ImageLanesConvApplies(w, 15, 16, 1)) << "fewer images than lanes";
+  EXPECT_FALSE(ImageLanesConvApplies(w, 64, 16, 2)) << "grouped";
+  EXPECT_FALSE(ImageLanesConvApplies(w, 64, 17, 1)) << "17 x 25 taps > kMaxImageLanesRows";
+  Window3d strided = w;
+  strided.stride[2] = 2;
+  EXPECT_FALSE(ImageLanesConvApplies(strided, 64, 16, 1));
+  Window3d deep = w;
+  deep.in[0] = deep.kernel[0] = 2;
+  EXPECT_FALSE(ImageLanesConvApplies(deep, 64, 16, 1)) << "a depth dimension";
+  Window3d wide = w;
+  wide.in[1] = wide.in[2] = 64;
+  EXPECT_FALSE(ImageLanesConvApplies(wide, 64, 16, 1)) << "a transposed block of input above 1 MiB";
 }
 
 TEST_P(ConvTransposeKernelTest, SizesAndChannels) {
@@ -235,6 +293,7 @@ TEST(ConvTransposeKernelDeterminismTest, SameBitsAtAnyThreadCount) {
   // Both thread strategies (across pairs, inside a pair) must give identical bits.
   for (const TransposeCase& c :
        {TransposeCase{.x = {7, 16, 10, 10}, .m_per_group = 6, .kernel = {5, 5}},
+        TransposeCase{.x = {40, 16, 10, 10}, .m_per_group = 6, .kernel = {5, 5}},
         TransposeCase{.x = {1, 32, 24, 24}, .m_per_group = 16, .kernel = {5, 5}, .pads = {2, 2, 2, 2}}}) {
     SCOPED_TRACE(Describe(c));
     const Operands o = MakeOperands(c, 7);
