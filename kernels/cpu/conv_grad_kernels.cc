@@ -11,7 +11,9 @@
 // kMinChunks chunks the images run in order with Sgemm splitting its M/N loops over
 // the threads instead. Few input channels per output at stride 1 (conv_direct.h's
 // DirectConvApplies) run direct loops instead, with no GEMM, when the input is
-// finite. More than three spatial dimensions run the reference kernel.
+// finite -- with sixteen images or more on AVX-512, the loops that hold sixteen images
+// in every vector (conv_image_lanes.h), when the output gradient is finite. More than
+// three spatial dimensions run the reference kernel.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -24,6 +26,7 @@
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_im2col.h"
+#include "kernels/cpu/conv_image_lanes.h"
 #include "kernels/cpu/conv_window.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/gemm.h"
@@ -64,6 +67,10 @@ absl::Status ConvGradFilterKernel(KernelContext& ctx) {
 
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
+  if (ImageLanesConvApplies(w, batch, channels, group) &&
+      ImageLanesConvGradFilter(w, batch, channels, out_channels, xp, dyp, dw, ctx.parallel_for())) {
+    return absl::OkStatus();
+  }
   if (DirectConvApplies(w, c_per_group) &&
       DirectConvGradFilter(w, batch, channels, out_channels, group, xp, dyp, dw, ctx.parallel_for())) {
     return absl::OkStatus();

@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/conv_blocked_layout_row.h"
+#include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/conv_image_lanes_row.h"
 #include "kernels/cpu/cpu_features.h"
 
@@ -27,6 +28,22 @@ constexpr int64_t kMinItems = 4;
 int64_t BlockFloats(const Window3d& w, int64_t channels) {
   const int64_t padded_w = w.in[2] + w.pad_begin[2] + w.pad_end[2];
   return channels * w.in[1] * padded_w * kLanes;
+}
+
+// Images [n0, n0 + 16) of x [batch, channels, in_h, in_w] (those past the batch as
+// zeros) into xb [channels][in_h][padded_w][16]: every row its pad_left zero columns, its
+// pixels, and its zero columns after them.
+void TransposeInputBlock(const Window3d& w, int64_t batch, int64_t channels, int64_t n0, const float* x, float* xb) {
+  const int64_t in_h = w.in[1], in_w = w.in[2], in_pixels = in_h * in_w;
+  const int64_t pad_left = w.pad_begin[2], padded_w = in_w + pad_left + w.pad_end[2];
+  const int64_t images = std::min(kLanes, batch - n0);
+  for (int64_t row = 0; row < channels * in_h; ++row) {
+    float* dst = xb + row * padded_w * kLanes;
+    std::fill(dst, dst + pad_left * kLanes, 0.0f);
+    std::fill(dst + (pad_left + in_w) * kLanes, dst + padded_w * kLanes, 0.0f);
+    BlockPixelsAvx512(images, channels * in_pixels, 0, in_w, x + n0 * channels * in_pixels + row * in_w,
+                      dst + pad_left * kLanes);
+  }
 }
 
 }  // namespace
@@ -74,14 +91,7 @@ void ImageLanesConv(const Window3d& w, int64_t batch, int64_t channels, int64_t 
       const int64_t n0 = block * kLanes, images = std::min(kLanes, batch - n0);
       const int64_t oh_begin = out_h * chunk / row_chunks, oh_end = out_h * (chunk + 1) / row_chunks;
       if (block != transposed_block) {
-        // Every row of every channel: the zero columns, then the sixteen images' pixels.
-        for (int64_t row = 0; row < channels * in_h; ++row) {
-          float* dst = xb + row * padded_w * kLanes;
-          std::fill(dst, dst + pad_left * kLanes, 0.0f);
-          std::fill(dst + (pad_left + in_w) * kLanes, dst + padded_w * kLanes, 0.0f);
-          BlockPixelsAvx512(images, channels * in_pixels, 0, in_w, x + n0 * channels * in_pixels + row * in_w,
-                            dst + pad_left * kLanes);
-        }
+        TransposeInputBlock(w, batch, channels, n0, x, xb);
         transposed_block = block;
       }
       ImageLanesRow r;
@@ -113,6 +123,76 @@ void ImageLanesConv(const Window3d& w, int64_t batch, int64_t channels, int64_t 
       }
     }
   });
+}
+
+}  // namespace tsr
+
+namespace tsr {
+
+bool ImageLanesConvGradFilter(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, const float* x,
+                              const float* dy, float* dw, const ParallelForFn& parallel_for) {
+  const int64_t in_h = w.in[1], in_w = w.in[2], out_h = w.out[1], out_w = w.out[2];
+  const int64_t kernel_h = w.kernel[1], kernel_w = w.kernel[2], taps = kernel_h * kernel_w;
+  const int64_t pad_left = w.pad_begin[2], padded_w = in_w + pad_left + w.pad_end[2];
+  const int64_t out_pixels = out_h * out_w;
+  if (!AllFinite(dy, batch * out_channels * out_pixels)) return false;
+
+  // The valid output columns of every kernel column.
+  std::vector<int64_t> ow_begin(static_cast<size_t>(kernel_w)), ow_end(static_cast<size_t>(kernel_w));
+  for (int64_t kw = 0; kw < kernel_w; ++kw) {
+    const int64_t shift = kw * w.dilation[2] - pad_left;  // input column of output column 0
+    ow_begin[kw] = std::min(out_w, std::max<int64_t>(0, -shift));
+    ow_end[kw] = std::max(ow_begin[kw], std::min(out_w, in_w - shift));
+  }
+
+  // Every block's input and output gradient in the lanes, then each block's sums per
+  // (input channel, kernel row), then the blocks' sums added in order.
+  const int64_t blocks = (batch + kLanes - 1) / kLanes;
+  const int64_t x_block = BlockFloats(w, channels), dy_block = out_channels * out_pixels * kLanes;
+  const int64_t dw_floats = out_channels * channels * taps;
+  thread_local AlignedFloatBuffer x_buffer, dy_buffer;
+  float* xl = x_buffer.Get(blocks * x_block);
+  float* dyl = dy_buffer.Get(blocks * dy_block);
+  std::vector<float> partial(static_cast<size_t>(blocks * dw_floats));
+  RunParallelFor(parallel_for, blocks, x_block + dy_block, [&](int64_t begin, int64_t end) {
+    for (int64_t block = begin; block < end; ++block) {
+      const int64_t n0 = block * kLanes, images = std::min(kLanes, batch - n0);
+      TransposeInputBlock(w, batch, channels, n0, x, xl + block * x_block);
+      for (int64_t m = 0; m < out_channels; ++m) {
+        BlockPixelsAvx512(images, out_channels * out_pixels, 0, out_pixels, dy + (n0 * out_channels + m) * out_pixels,
+                          dyl + block * dy_block + m * out_pixels * kLanes);
+      }
+    }
+  });
+  const int64_t items = blocks * channels * kernel_h;
+  RunParallelFor(parallel_for, items, out_channels * kernel_w * out_pixels, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t kh = u % kernel_h, c = u / kernel_h % channels, block = u / (kernel_h * channels);
+      ImageLanesGradRow r;
+      r.row_stride = padded_w * kLanes;
+      r.in_row0 = kh * w.dilation[1] - w.pad_begin[1];
+      r.x = xl + block * x_block + c * in_h * r.row_stride;
+      r.dy = dyl + block * dy_block;
+      r.dy_channel_stride = out_pixels * kLanes;
+      r.out_w = out_w;
+      r.oh_begin = std::min(out_h, std::max<int64_t>(0, -r.in_row0));
+      r.oh_end = std::max(r.oh_begin, std::min(out_h, in_h - r.in_row0));
+      r.out_channels = out_channels;
+      r.kernel_w = kernel_w;
+      r.dilation_w = w.dilation[2];
+      r.ow_begin = ow_begin.data();
+      r.ow_end = ow_end.data();
+      r.dw = partial.data() + block * dw_floats + (c * kernel_h + kh) * kernel_w;
+      r.dw_channel_stride = channels * taps;
+      ImageLanesGradRowAvx512(r);
+    }
+  });
+  for (int64_t i = 0; i < dw_floats; ++i) {
+    float sum = 0.0f;
+    for (int64_t block = 0; block < blocks; ++block) sum += partial[block * dw_floats + i];
+    dw[i] = sum;
+  }
+  return true;
 }
 
 }  // namespace tsr

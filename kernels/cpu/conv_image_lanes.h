@@ -8,6 +8,8 @@
 // columns of the (at most four) columns computed together: on LeNet's input gradient --
 // a 5x5 "full" correlation of a 10x10 image, half of whose padded taps are zeros -- 83%
 // of the multiply-adds are useful, against 51% for a convolution over the padded image.
+// The weight gradient runs the same way: per block of sixteen images, each weight's sum
+// of products over the output pixels stays in one vector until its lanes are added.
 //
 // AVX-512 only (the callers keep their other paths below it); group 1, stride 1, one or
 // two spatial dimensions.
@@ -39,6 +41,17 @@ inline constexpr int64_t kMaxImageLanesBlockBytes = int64_t{1} << 20;
 // are few, the output rows.
 void ImageLanesConv(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, const float* x,
                     const float* weights, const float* bias, float* y, const ParallelForFn& parallel_for);
+
+// The weight gradient of that convolution: dw [out_channels, channels, kernel] from x
+// [batch, channels, in] and dy [batch, out_channels, out], written (not added to).
+// Requires ImageLanesConvApplies. Each block of sixteen images sums its products per
+// weight -- every output pixel where the tap reads inside the input, in row-major order,
+// and for a few, a zero column --, its lanes are added, and the blocks' sums are added
+// in order: the result does not depend on the thread split. False, with nothing
+// written, when dy holds an infinity or a NaN (a zero column times it would not be
+// the zero the skipped tap adds).
+bool ImageLanesConvGradFilter(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, const float* x,
+                              const float* dy, float* dw, const ParallelForFn& parallel_for);
 
 }  // namespace tsr
 

@@ -41,6 +41,31 @@ struct ImageLanesRow {
 
 void ImageLanesRowAvx512(const ImageLanesRow& r);
 
+// The weight gradient's sums over one block of sixteen images for one input channel c
+// and kernel row kh: for every output channel m and kernel column kw,
+//   dw[m * dw_channel_stride + kw] = the sum of the sixteen lanes of
+//     sum over oh in [oh_begin, oh_end) ascending, ow ascending in the union of the valid
+//     output columns of the (at most four) kernel columns computed together, of
+//     dy[m][oh][ow] * x[oh + in_row0][ow + kw * dilation_w] (one fused multiply-add each),
+// x the block's channel c as ImageLanesRow's (rows row_stride floats apart, pad_left zero
+// columns first), dy channel m at dy + m * dy_channel_stride, pixel (oh, ow) at
+// + (oh * out_w + ow) * 16. Kernel column kw's valid output columns are [ow_begin[kw],
+// ow_end[kw]), which do not increase with kw (stride 1). Output columns outside a
+// column's own range read the zero columns.
+struct ImageLanesGradRow {
+  const float* x;
+  int64_t row_stride, in_row0;
+  const float* dy;
+  int64_t dy_channel_stride, out_w, oh_begin, oh_end;
+  int64_t out_channels, kernel_w, dilation_w;
+  const int64_t* ow_begin;
+  const int64_t* ow_end;
+  float* dw;
+  int64_t dw_channel_stride;
+};
+
+void ImageLanesGradRowAvx512(const ImageLanesGradRow& r);
+
 }  // namespace tsr
 
 #endif  // TESSERA_KERNELS_CPU_CONV_IMAGE_LANES_ROW_H_
