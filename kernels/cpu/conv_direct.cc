@@ -174,12 +174,16 @@ bool DirectConvGradFilter(const Window3d& w, int64_t batch, int64_t channels, in
       }
     }
   });
-  for (int64_t i = 0; i < block; ++i) {
-    float sum = 0.0f;
-    for (int64_t c = 0; c < chunks; ++c) sum += partial[c * block + i];
-    dw[i] = sum;
-  }
+  SumPartsInOrder(partial.data(), chunks, block, dw);
   return true;
+}
+
+void SumPartsInOrder(const float* parts, int64_t count, int64_t floats, float* out) {
+  for (int64_t i = 0; i < floats; ++i) {
+    float sum = 0.0f;
+    for (int64_t c = 0; c < count; ++c) sum += parts[c * floats + i];
+    out[i] = sum;
+  }
 }
 
 }  // namespace tsr

@@ -53,6 +53,11 @@ void DirectConv(const Window3d& w, int64_t batch, int64_t channels, int64_t out_
 // dropped pixels' zero gradients by real inputs, which is exact only for finite ones.
 bool AllFinite(const float* x, int64_t n);
 
+// out[i] = parts[0 * floats + i] + parts[1 * floats + i] + ... (count parts, added in
+// order): the weight gradients' per-chunk sums, added so that the result does not depend
+// on which threads computed them.
+void SumPartsInOrder(const float* parts, int64_t count, int64_t floats, float* out);
+
 // ConvGradFilter: dw [out_channels, channels / group, kernel] from x [batch, channels,
 // in] and dy [batch, out_channels, out]. Requires DirectConvApplies and a finite x.
 // Images are summed in fixed chunks whose partial sums are added in order, so the

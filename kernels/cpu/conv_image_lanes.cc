@@ -187,11 +187,7 @@ bool ImageLanesConvGradFilter(const Window3d& w, int64_t batch, int64_t channels
       ImageLanesGradRowAvx512(r);
     }
   });
-  for (int64_t i = 0; i < dw_floats; ++i) {
-    float sum = 0.0f;
-    for (int64_t block = 0; block < blocks; ++block) sum += partial[block * dw_floats + i];
-    dw[i] = sum;
-  }
+  SumPartsInOrder(partial.data(), blocks, dw_floats, dw);
   return true;
 }
 

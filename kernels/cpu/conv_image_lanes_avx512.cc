@@ -55,25 +55,6 @@ void Block(const ImageLanesRow& r, int64_t m0, int64_t ow0) {
   }
 }
 
-template <int M>
-void Columns(const ImageLanesRow& r, int64_t m0) {
-  int64_t ow = 0;
-  for (; ow + kMaxColumns <= r.out_w; ow += kMaxColumns) Block<M, kMaxColumns>(r, m0, ow);
-  switch (r.out_w - ow) {
-    case 3:
-      Block<M, 3>(r, m0, ow);
-      break;
-    case 2:
-      Block<M, 2>(r, m0, ow);
-      break;
-    case 1:
-      Block<M, 1>(r, m0, ow);
-      break;
-    default:
-      break;
-  }
-}
-
 // Output channels [m0, m0 + M) x kernel columns [kw0, kw0 + K) of the weight gradient.
 template <int M, int K>
 void GradBlock(const ImageLanesGradRow& r, int64_t m0, int64_t kw0) {
@@ -107,75 +88,76 @@ void GradBlock(const ImageLanesGradRow& r, int64_t m0, int64_t kw0) {
   }
 }
 
-template <int M>
-void GradColumns(const ImageLanesGradRow& r, int64_t m0) {
-  int64_t kw = 0;
-  for (; kw + kMaxColumns <= r.kernel_w; kw += kMaxColumns) GradBlock<M, kMaxColumns>(r, m0, kw);
-  switch (r.kernel_w - kw) {
+// Runs kernel.Run<M, W>(m0, w0) over output channels [0, channels) in blocks of up to
+// kMaxChannels and [0, width) in blocks of up to kMaxColumns, the block sizes as
+// template arguments.
+template <int M, typename Kernel>
+void Widths(const Kernel& kernel, int64_t m0, int64_t width) {
+  int64_t w = 0;
+  for (; w + kMaxColumns <= width; w += kMaxColumns) kernel.template Run<M, kMaxColumns>(m0, w);
+  switch (width - w) {
     case 3:
-      GradBlock<M, 3>(r, m0, kw);
+      kernel.template Run<M, 3>(m0, w);
       break;
     case 2:
-      GradBlock<M, 2>(r, m0, kw);
+      kernel.template Run<M, 2>(m0, w);
       break;
     case 1:
-      GradBlock<M, 1>(r, m0, kw);
+      kernel.template Run<M, 1>(m0, w);
       break;
     default:
       break;
   }
 }
 
+template <typename Kernel>
+void Blocks(const Kernel& kernel, int64_t channels, int64_t width) {
+  for (int64_t m0 = 0; m0 < channels; m0 += kMaxChannels) {
+    switch (std::min<int64_t>(kMaxChannels, channels - m0)) {
+      case 6:
+        Widths<6>(kernel, m0, width);
+        break;
+      case 5:
+        Widths<5>(kernel, m0, width);
+        break;
+      case 4:
+        Widths<4>(kernel, m0, width);
+        break;
+      case 3:
+        Widths<3>(kernel, m0, width);
+        break;
+      case 2:
+        Widths<2>(kernel, m0, width);
+        break;
+      default:
+        Widths<1>(kernel, m0, width);
+        break;
+    }
+  }
+}
+
+// Blocks of output channels x output columns of one row.
+struct RowBlocks {
+  const ImageLanesRow& r;
+  template <int M, int P>
+  void Run(int64_t m0, int64_t ow0) const {
+    Block<M, P>(r, m0, ow0);
+  }
+};
+
+// Blocks of output channels x kernel columns of the weight gradient.
+struct GradBlocks {
+  const ImageLanesGradRow& r;
+  template <int M, int K>
+  void Run(int64_t m0, int64_t kw0) const {
+    GradBlock<M, K>(r, m0, kw0);
+  }
+};
+
 }  // namespace
 
-void ImageLanesGradRowAvx512(const ImageLanesGradRow& r) {
-  for (int64_t m0 = 0; m0 < r.out_channels; m0 += kMaxChannels) {
-    switch (std::min<int64_t>(kMaxChannels, r.out_channels - m0)) {
-      case 6:
-        GradColumns<6>(r, m0);
-        break;
-      case 5:
-        GradColumns<5>(r, m0);
-        break;
-      case 4:
-        GradColumns<4>(r, m0);
-        break;
-      case 3:
-        GradColumns<3>(r, m0);
-        break;
-      case 2:
-        GradColumns<2>(r, m0);
-        break;
-      default:
-        GradColumns<1>(r, m0);
-        break;
-    }
-  }
-}
+void ImageLanesGradRowAvx512(const ImageLanesGradRow& r) { Blocks(GradBlocks{r}, r.out_channels, r.kernel_w); }
 
-void ImageLanesRowAvx512(const ImageLanesRow& r) {
-  for (int64_t m0 = 0; m0 < r.out_channels; m0 += kMaxChannels) {
-    switch (std::min<int64_t>(kMaxChannels, r.out_channels - m0)) {
-      case 6:
-        Columns<6>(r, m0);
-        break;
-      case 5:
-        Columns<5>(r, m0);
-        break;
-      case 4:
-        Columns<4>(r, m0);
-        break;
-      case 3:
-        Columns<3>(r, m0);
-        break;
-      case 2:
-        Columns<2>(r, m0);
-        break;
-      default:
-        Columns<1>(r, m0);
-        break;
-    }
-  }
-}
+void ImageLanesRowAvx512(const ImageLanesRow& r) { Blocks(RowBlocks{r}, r.out_channels, r.out_w); }
 
 }  // namespace tsr
