@@ -27,26 +27,49 @@ thread_local int current_index = 0;
 // call returned (all chunks taken): they then find nothing to do, and only touch this
 // state, which they keep alive.
 struct ParallelForState {
+  // At most this many participants (the caller and its helpers) own chunks.
+  static constexpr int kMaxOwners = 16;
+
   int64_t n = 0;
   int64_t num_chunks = 0;
+  int owners = 1;
   const std::function<void(int64_t, int64_t)>* fn = nullptr;
-  std::atomic<int64_t> next{0};
+  // Owner p's chunks are [first(p), first(p + 1)); next[p] is the next one not yet taken.
+  std::atomic<int64_t> next[kMaxOwners];
   std::atomic<int64_t> done{0};
   std::mutex mu;
   std::condition_variable cv;
 
-  // Runs chunks until none is left; true when this call finished the last one.
-  void RunChunks() {
-    for (;;) {
-      const int64_t c = next.fetch_add(1);
-      if (c >= num_chunks) return;
-      // Chunk c covers [c*n/k, (c+1)*n/k): sizes differ by at most one item.
-      const int64_t begin = c * n / num_chunks;
-      const int64_t end = (c + 1) * n / num_chunks;
-      (*fn)(begin, end);
-      if (done.fetch_add(1) + 1 == num_chunks) {
-        std::lock_guard<std::mutex> lock(mu);
-        cv.notify_all();
+  int64_t first(int p) const { return p * num_chunks / owners; }
+
+  void Start(int64_t items, int64_t chunks, int participants, const std::function<void(int64_t, int64_t)>* f) {
+    n = items;
+    num_chunks = chunks;
+    owners = std::max(1, std::min<int>(participants, kMaxOwners));
+    fn = f;
+    for (int p = 0; p < owners; ++p) next[p].store(first(p), std::memory_order_relaxed);
+  }
+
+  // Runs owner p's chunks in order, then takes what is left of the others' (p + 1, p + 2,
+  // ... round the ring), until none is left. A participant runs the same share of every
+  // ParallelFor when the threads keep pace -- the caller the first, the first helper the
+  // next --, so that an op reading what the op before wrote finds most of it in its own
+  // core's cache: a read of data another core wrote runs at ~28 GB/s here against ~100
+  // from the core's own L2, and chunks taken first-come (the caller's and the helper's
+  // interleaved) left half of every activation on the wrong core.
+  void RunChunks(int p) {
+    for (int k = 0; k < owners; ++k) {
+      const int q = (p + k) % owners;
+      const int64_t last = first(q + 1);
+      for (;;) {
+        const int64_t c = next[q].fetch_add(1);
+        if (c >= last) break;
+        // Chunk c covers [c*n/k, (c+1)*n/k): sizes differ by at most one item.
+        (*fn)(c * n / num_chunks, (c + 1) * n / num_chunks);
+        if (done.fetch_add(1) + 1 == num_chunks) {
+          std::lock_guard<std::mutex> lock(mu);
+          cv.notify_all();
+        }
       }
     }
   }
@@ -123,12 +146,13 @@ void ThreadPool::ParallelFor(int64_t n, int64_t cost_per_item, const std::functi
     return;
   }
   auto state = std::make_shared<ParallelForState>();
-  state->n = n;
-  state->num_chunks = num_chunks;
-  state->fn = &fn;
   const int64_t helpers = std::min<int64_t>(num_chunks - 1, num_threads());
-  for (int64_t i = 0; i < helpers; ++i) Schedule([state] { state->RunChunks(); });
-  state->RunChunks();
+  state->Start(n, num_chunks, static_cast<int>(helpers + 1), &fn);
+  for (int64_t i = 0; i < helpers; ++i) {
+    const int owner = static_cast<int>((i + 1) % state->owners);
+    Schedule([state, owner] { state->RunChunks(owner); });
+  }
+  state->RunChunks(0);
   if (SpinUntil([&] { return state->done.load(std::memory_order_acquire) == num_chunks; })) return;
   std::unique_lock<std::mutex> lock(state->mu);
   state->cv.wait(lock, [&] { return state->done.load() == num_chunks; });

@@ -8,6 +8,11 @@
 //
 // Idle workers, and a ParallelFor caller waiting for its helpers, spin for ~50 us before
 // they sleep, so kernels a few microseconds apart hand off without a wake-up.
+//
+// Each participant of a ParallelFor (the caller, then its helpers in order) owns a
+// contiguous share of the chunks and runs it first, taking the others' leftovers only
+// after: threads that keep pace run the same share of every ParallelFor, so a kernel
+// splitting its work as the kernel before it did reads from its own core's cache.
 #ifndef TESSERA_RUNTIME_THREAD_POOL_H_
 #define TESSERA_RUNTIME_THREAD_POOL_H_
 

@@ -140,8 +140,10 @@ void BlockedDepthwiseConv(const ConvGeometry& g, const float* packed, int64_t ba
   RunParallelFor(parallel_for, batch * items_per_image, item_blocks * item_rows * out_w * pixel_cost,
                  [&](int64_t begin, int64_t end) {
                    for (int64_t u = begin; u < end;) {
-                     const int64_t n = u / items_per_image, row_item = u % row_items,
-                                   b = u % items_per_image / row_items * item_blocks;
+                     // Rows outer: a thread's share is a band of rows of every block, the
+                     // band the pointwise convolutions around it split their pixels into.
+                     const int64_t n = u / items_per_image, row_item = u % items_per_image / block_items,
+                                   b = u % items_per_image % block_items * item_blocks;
                      int64_t n_blocks = std::min(item_blocks, blocks - b);
                      ++u;
                      if (row_items == 1) {

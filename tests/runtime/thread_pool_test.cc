@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 
 namespace tsr {
@@ -94,6 +95,28 @@ TEST(ThreadPoolTest, ParallelForRunsTheChunksOfABusyWorker) {
   });
   release.Notify();
   EXPECT_EQ(begins, (std::vector<int64_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+}
+
+// Each participant starts on its own contiguous share of the chunks (the caller the
+// first, its helper the second half), so that consecutive ParallelFors over the same
+// data give each thread the part it wrote before. The caller's first chunk waits until
+// the worker has started one: the worker's first chunk must be the second half's first,
+// which no other participant can have taken by then.
+TEST(ThreadPoolTest, ParallelForStartsEachThreadOnItsOwnShare) {
+  ThreadPool pool(1);
+  absl::Notification worker_started;
+  std::atomic<int64_t> worker_first{-1};
+  bool waited = true;
+  pool.ParallelFor(8, 1000000, [&](int64_t begin, int64_t) {
+    if (pool.CurrentThreadId() != 0) {
+      int64_t none = -1;
+      if (worker_first.compare_exchange_strong(none, begin)) worker_started.Notify();
+    } else if (begin == 0) {
+      waited = worker_started.WaitForNotificationWithTimeout(absl::Seconds(30));
+    }
+  });
+  ASSERT_TRUE(waited) << "the worker never ran a chunk";
+  EXPECT_EQ(worker_first.load(), 4);
 }
 
 TEST(ThreadPoolTest, ParallelForOfNothingDoesNothing) {
