@@ -12,8 +12,10 @@
 // the threads instead. Few input channels per output at stride 1 (conv_direct.h's
 // DirectConvApplies) run direct loops instead, with no GEMM, when the input is
 // finite -- with sixteen images or more on AVX-512, the loops that hold sixteen images
-// in every vector (conv_image_lanes.h), when the output gradient is finite. More than
-// three spatial dimensions run the reference kernel.
+// in every vector (conv_image_lanes.h). More than
+// three spatial dimensions run the reference kernel, and so does a padded window whose dY
+// is not finite (the padding's zeros times an infinity would be NaN where the reference
+// skips the tap).
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -67,8 +69,15 @@ absl::Status ConvGradFilterKernel(KernelContext& ctx) {
 
   const float* xp = x.data<float>();
   const float* dyp = dy.data<float>();
-  if (ImageLanesConvApplies(w, batch, channels, group) &&
-      ImageLanesConvGradFilter(w, batch, channels, out_channels, xp, dyp, dw, ctx.parallel_for())) {
+  bool padded = false;
+  for (int d = 0; d < 3; ++d) padded = padded || w.pad_begin[d] > 0 || w.pad_end[d] > 0;
+  if (padded && !AllFinite(dyp, batch * out_channels * pixels)) {
+    // The paths below multiply the padding's zeros by dY (0 x inf = NaN) where the
+    // reference skips the padded taps: an infinite or NaN gradient takes the reference.
+    return RunReferenceKernel(ctx);
+  }
+  if (ImageLanesConvApplies(w, batch, channels, group)) {
+    ImageLanesConvGradFilter(w, batch, channels, out_channels, xp, dyp, dw, ctx.parallel_for());
     return absl::OkStatus();
   }
   if (DirectConvApplies(w, c_per_group) &&

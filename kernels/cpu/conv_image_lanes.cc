@@ -129,13 +129,12 @@ void ImageLanesConv(const Window3d& w, int64_t batch, int64_t channels, int64_t 
 
 namespace tsr {
 
-bool ImageLanesConvGradFilter(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, const float* x,
+void ImageLanesConvGradFilter(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, const float* x,
                               const float* dy, float* dw, const ParallelForFn& parallel_for) {
   const int64_t in_h = w.in[1], in_w = w.in[2], out_h = w.out[1], out_w = w.out[2];
   const int64_t kernel_h = w.kernel[1], kernel_w = w.kernel[2], taps = kernel_h * kernel_w;
   const int64_t pad_left = w.pad_begin[2], padded_w = in_w + pad_left + w.pad_end[2];
   const int64_t out_pixels = out_h * out_w;
-  if (!AllFinite(dy, batch * out_channels * out_pixels)) return false;
 
   // The valid output columns of every kernel column.
   std::vector<int64_t> ow_begin(static_cast<size_t>(kernel_w)), ow_end(static_cast<size_t>(kernel_w));
@@ -188,7 +187,6 @@ bool ImageLanesConvGradFilter(const Window3d& w, int64_t batch, int64_t channels
     }
   });
   SumPartsInOrder(partial.data(), blocks, dw_floats, dw);
-  return true;
 }
 
 }  // namespace tsr

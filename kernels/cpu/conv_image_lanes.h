@@ -44,13 +44,13 @@ void ImageLanesConv(const Window3d& w, int64_t batch, int64_t channels, int64_t 
 
 // The weight gradient of that convolution: dw [out_channels, channels, kernel] from x
 // [batch, channels, in] and dy [batch, out_channels, out], written (not added to).
-// Requires ImageLanesConvApplies. Each block of sixteen images sums its products per
-// weight -- every output pixel where the tap reads inside the input, in row-major order,
-// and for a few, a zero column --, its lanes are added, and the blocks' sums are added
-// in order: the result does not depend on the thread split. False, with nothing
-// written, when dy holds an infinity or a NaN (a zero column times it would not be
-// the zero the skipped tap adds).
-bool ImageLanesConvGradFilter(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, const float* x,
+// Requires ImageLanesConvApplies, and a finite dy when the window is padded (a zero
+// column times an infinity would not be the nothing a skipped tap adds). Each block of
+// sixteen images sums its products per weight -- every output pixel where the tap reads
+// inside the input, in row-major order, and for a few, a zero column --, its lanes are
+// added, and the blocks' sums are added in order: the result does not depend on the
+// thread split.
+void ImageLanesConvGradFilter(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, const float* x,
                               const float* dy, float* dw, const ParallelForFn& parallel_for);
 
 }  // namespace tsr
