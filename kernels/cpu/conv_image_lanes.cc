@@ -1,7 +1,8 @@
-// ImageLanesConv (conv_image_lanes.h): the geometry check, the weight packing, the
-// transposes of each block of sixteen images in and out of the lanes, and the split of
-// the blocks (and rows) over threads around the AVX-512 row kernel
-// (conv_image_lanes_avx512.cc).
+// ImageLanesConv and ImageLanesConvGradFilter (conv_image_lanes.h): the geometry check,
+// the weight packing, the transposes of each block of sixteen images in and out of the
+// lanes, the split of the blocks (and rows, or input channels and kernel rows) over
+// threads around the AVX-512 loops (conv_image_lanes_avx512.cc), and the weight
+// gradient's sum over the blocks.
 #include "kernels/cpu/conv_image_lanes.h"
 
 #include <algorithm>
@@ -124,10 +125,6 @@ void ImageLanesConv(const Window3d& w, int64_t batch, int64_t channels, int64_t 
     }
   });
 }
-
-}  // namespace tsr
-
-namespace tsr {
 
 void ImageLanesConvGradFilter(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, const float* x,
                               const float* dy, float* dw, const ParallelForFn& parallel_for) {

@@ -1,6 +1,7 @@
-// ImageLanesRowAvx512 (conv_image_lanes_row.h): blocks of up to 6 output channels x 4
-// columns held in 24 registers, each tap one input vector per column and one broadcast
-// weight per channel.
+// ImageLanesRowAvx512 and ImageLanesGradRowAvx512 (conv_image_lanes_row.h): blocks of up
+// to 6 output channels x 4 columns (output columns, or kernel columns of the weight
+// gradient) held in 24 registers; per tap (or pixel) one input vector per column and one
+// broadcast weight (or output-gradient vector) per channel.
 #include <immintrin.h>
 
 #include <algorithm>
