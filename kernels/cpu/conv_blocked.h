@@ -69,6 +69,8 @@ class PreparedBlockedConv {
   bool depthwise() const { return depthwise_; }
   // Winograd's output tile (2 or 4), or 0 for the direct or depthwise kernel.
   int winograd_tile() const { return winograd_tile_; }
+  // The weights in the order of the kernel that runs them (conv_blocked_kernels.h).
+  const float* packed_weights() const { return weights_.get(); }
 
  private:
   friend absl::StatusOr<PreparedBlockedConv> PrepareBlockedConv(const ConvGeometry& geometry, const float* weights,

@@ -74,12 +74,12 @@ void BlockedDepthwiseRowsPortable(const BlockedDepthwiseRows& r) {
               const int64_t ih = oh * r.stride_h - r.pad_top + kh;
               for (int64_t kw = cols.tap_begin; kw < cols.tap_end; ++kw) {
                 const int64_t iw = ow * r.stride_w - r.pad_left + kw;
-                const float* x = x_block + (ih * r.in_w + iw) * kChannelBlock;
+                const float* x = x_block + ((ih - r.x_row0) * r.in_w + iw) * kChannelBlock;
                 const float* w = w_block + (kh * r.kernel_w + kw) * kChannelBlock;
                 for (int64_t l = 0; l < kChannelBlock; ++l) acc[l] = std::fma(w[l], x[l], acc[l]);
               }
             }
-            const int64_t at = (oh * r.out_w + ow) * kChannelBlock;
+            const int64_t at = ((oh - r.y_row0) * r.out_w + ow) * kChannelBlock;
             for (int64_t l = 0; l < kChannelBlock; ++l) {
               y[at + l] = residual != nullptr ? acc[l] + residual[at + l] : acc[l];
             }
@@ -105,6 +105,73 @@ void PackBlockedDepthwiseWeights(const ConvGeometry& g, const float* weights, fl
   }
 }
 
+BlockedDepthwisePlan::BlockedDepthwisePlan(const ConvGeometry& g, const float* packed, const float* bias,
+                                           const FusedActivation& activation)
+    : geometry_(g),
+      packed_(packed),
+      activation_(activation),
+      row_bands_(Bands(g.window, 1)),
+      col_bands_(Bands(g.window, 2)),
+      bias_lanes_(static_cast<size_t>(ChannelBlocks(g.channels) * kChannelBlock), 0.0f),
+      isa_(ActiveCpuIsa()) {
+  if (bias != nullptr) std::copy(bias, bias + g.channels, bias_lanes_.begin());
+}
+
+void BlockedDepthwisePlan::Run(const BlockedDepthwiseSlice& s) const {
+  const Window3d& w = geometry_.window;
+  const int64_t taps = w.taps(), out_w = w.out[2];
+  BlockedDepthwiseRows r;
+  r.x = s.x;
+  r.weights = packed_ + s.block * taps * kChannelBlock;
+  r.bias = bias_lanes_.data() + s.block * kChannelBlock;
+  r.residual = s.residual;
+  r.y = s.y;
+  r.blocks = s.blocks;
+  r.x_block = s.x_block;
+  r.weights_block = taps * kChannelBlock;
+  r.y_block = s.y_block;
+  r.in_w = w.in[2];
+  r.out_w = out_w;
+  r.kernel_w = w.kernel[2];
+  r.stride_h = w.stride[1];
+  r.stride_w = w.stride[2];
+  r.pad_top = w.pad_begin[1];
+  r.pad_left = w.pad_begin[2];
+  r.row_bands = row_bands_.data();
+  r.n_row_bands = static_cast<int64_t>(row_bands_.size());
+  r.col_bands = col_bands_.data();
+  r.n_col_bands = static_cast<int64_t>(col_bands_.size());
+  r.oh_begin = s.oh_begin;
+  r.oh_end = s.oh_end;
+  r.x_row0 = s.x_row0;
+  r.y_row0 = s.y_row0;
+  if (isa_ >= CpuIsa::kAvx512) {
+    BlockedDepthwiseRowsAvx512(r);
+  } else {
+    BlockedDepthwiseRowsPortable(r);
+  }
+  // The epilogue on the outputs just written, while they are in cache (one run when the
+  // rows are whole blocks or the slice has one block); then the lanes past the channels
+  // back to zero (Sigmoid(0) and Clip's min are not).
+  const int64_t rows = s.oh_end - s.oh_begin, y_rows = s.y_block / (out_w * kChannelBlock);
+  const int64_t lanes = geometry_.channels - (ChannelBlocks(geometry_.channels) - 1) * kChannelBlock;
+  const bool last_block_partial = lanes < kChannelBlock && s.block + s.blocks == ChannelBlocks(geometry_.channels);
+  const bool one_run = s.blocks == 1 || rows == y_rows;
+  for (int64_t b = 0; b < (one_run ? 1 : s.blocks); ++b) {
+    float* run = s.y + b * s.y_block + (s.oh_begin - s.y_row0) * out_w * kChannelBlock;
+    const int64_t pixels = (one_run ? (s.blocks - 1) * y_rows * out_w : 0) + rows * out_w;
+    if (activation_.kind != FusedActivationKind::kNone) {
+      ApplyFusedEpilogue(activation_, nullptr, run, pixels * kChannelBlock, isa_);
+    }
+  }
+  if (last_block_partial) {
+    float* last = s.y + (s.blocks - 1) * s.y_block + (s.oh_begin - s.y_row0) * out_w * kChannelBlock;
+    for (int64_t p = 0; p < rows * out_w; ++p) {
+      std::fill(last + p * kChannelBlock + lanes, last + (p + 1) * kChannelBlock, 0.0f);
+    }
+  }
+}
+
 void BlockedDepthwiseConv(const ConvGeometry& g, const float* packed, int64_t batch, const float* x, const float* bias,
                           const float* residual, const FusedActivation& activation, float* y,
                           const ParallelForFn& parallel_for) {
@@ -112,12 +179,7 @@ void BlockedDepthwiseConv(const ConvGeometry& g, const float* packed, int64_t ba
   const int64_t channels = g.channels, blocks = ChannelBlocks(channels);
   const int64_t out_h = w.out[1], out_w = w.out[2], out_pixels = out_h * out_w, taps = w.taps();
   const int64_t in_block = w.in[1] * w.in[2] * kChannelBlock, out_block = out_pixels * kChannelBlock;
-  const std::vector<BlockedDepthwiseBand> row_bands = Bands(w, 1), col_bands = Bands(w, 2);
-  const CpuIsa isa = ActiveCpuIsa();
-  const auto rows_fn = isa >= CpuIsa::kAvx512 ? BlockedDepthwiseRowsAvx512 : BlockedDepthwiseRowsPortable;
-  // Each block's bias as sixteen lanes, zeros past the channels.
-  std::vector<float> bias_lanes(static_cast<size_t>(blocks * kChannelBlock), 0.0f);
-  if (bias != nullptr) std::copy(bias, bias + channels, bias_lanes.begin());
+  const BlockedDepthwisePlan plan(g, packed, bias, activation);
   // Work items: a block's rows, kItemPixels outputs at a time; or, for smaller
   // outputs, whole blocks, split into a power of two of equal items per image -- the
   // most that keeps items above kMinItemCost, at most 16 -- so that two threads (or
@@ -152,45 +214,17 @@ void BlockedDepthwiseConv(const ConvGeometry& g, const float* packed, int64_t ba
                        }
                      }
                      const int64_t nb = n * blocks + b;
-                     BlockedDepthwiseRows r;
-                     r.x = x + nb * in_block;
-                     r.weights = packed + b * taps * kChannelBlock;
-                     r.bias = bias_lanes.data() + b * kChannelBlock;
-                     r.residual = residual != nullptr ? residual + nb * out_block : nullptr;
-                     r.y = y + nb * out_block;
-                     r.blocks = n_blocks;
-                     r.x_block = in_block;
-                     r.weights_block = taps * kChannelBlock;
-                     r.y_block = out_block;
-                     r.in_w = w.in[2];
-                     r.out_w = out_w;
-                     r.kernel_w = w.kernel[2];
-                     r.stride_h = w.stride[1];
-                     r.stride_w = w.stride[2];
-                     r.pad_top = w.pad_begin[1];
-                     r.pad_left = w.pad_begin[2];
-                     r.row_bands = row_bands.data();
-                     r.n_row_bands = static_cast<int64_t>(row_bands.size());
-                     r.col_bands = col_bands.data();
-                     r.n_col_bands = static_cast<int64_t>(col_bands.size());
-                     r.oh_begin = row_item * item_rows;
-                     r.oh_end = std::min(out_h, r.oh_begin + item_rows);
-                     rows_fn(r);
-                     // The epilogue on the outputs just written, while they are in cache (one run: an
-                     // item has either one block or whole blocks); then the lanes past the channels
-                     // back to zero (Sigmoid(0) and Clip's min are not).
-                     float* run = r.y + r.oh_begin * out_w * kChannelBlock;
-                     const int64_t pixels = (r.blocks - 1) * out_pixels + (r.oh_end - r.oh_begin) * out_w;
-                     if (activation.kind != FusedActivationKind::kNone) {
-                       ApplyFusedEpilogue(activation, nullptr, run, pixels * kChannelBlock, isa);
-                     }
-                     const int64_t lanes = channels - (blocks - 1) * kChannelBlock;
-                     if (lanes < kChannelBlock && b + r.blocks == blocks) {
-                       float* last = r.y + (r.blocks - 1) * out_block + r.oh_begin * out_w * kChannelBlock;
-                       for (int64_t p = 0; p < (r.oh_end - r.oh_begin) * out_w; ++p) {
-                         std::fill(last + p * kChannelBlock + lanes, last + (p + 1) * kChannelBlock, 0.0f);
-                       }
-                     }
+                     BlockedDepthwiseSlice s;
+                     s.x = x + nb * in_block;
+                     s.x_block = in_block;
+                     s.y = y + nb * out_block;
+                     s.residual = residual != nullptr ? residual + nb * out_block : nullptr;
+                     s.y_block = out_block;
+                     s.block = b;
+                     s.blocks = n_blocks;
+                     s.oh_begin = row_item * item_rows;
+                     s.oh_end = std::min(out_h, s.oh_begin + item_rows);
+                     plan.Run(s);
                    }
                  });
 }

@@ -204,11 +204,11 @@ void BlockedDepthwiseRowsAvx512(const BlockedDepthwiseRows& r) {
       g.bias = r.bias;
       // The tiles of tile_w x tile_r outputs from output (oh, ow).
       auto run = [&](int tile_w, int tile_r, int64_t oh, int64_t ow, int64_t groups, int64_t count, const Walk& walk) {
-        g.x = reads ? r.x + ((oh * r.stride_h - r.pad_top + rows.tap_begin) * r.in_w + ow * r.stride_w - r.pad_left +
-                             cols.tap_begin) *
+        g.x = reads ? r.x + ((oh * r.stride_h - r.pad_top + rows.tap_begin - r.x_row0) * r.in_w + ow * r.stride_w -
+                             r.pad_left + cols.tap_begin) *
                                 kLanes
                     : r.x;
-        const int64_t y_at = (oh * r.out_w + ow) * kLanes;
+        const int64_t y_at = ((oh - r.y_row0) * r.out_w + ow) * kLanes;
         g.residual = r.residual != nullptr ? r.residual + y_at : nullptr;
         g.y = r.y + y_at;
         g.groups = groups;

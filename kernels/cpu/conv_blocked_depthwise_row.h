@@ -24,8 +24,11 @@ struct BlockedDepthwiseBand {
 // tap (the portable path computes these floats with std::fma). Per block, x is [in_h,
 // in_w, 16], weights [kernel_h, kernel_w, 16] (64-byte aligned), bias 16 floats, y and
 // residual (which may be y) [out_h, out_w, 16]; the pointers are the first block's, the
-// next block's are x_block, weights_block, 16 and y_block floats further. The bands cover
-// the output rows and columns in order (row_bands along H, col_bands along W).
+// next block's are x_block, weights_block, 16 and y_block floats further. x may hold only
+// the image's rows from x_row0 on (input row ih at x[(ih - x_row0) * in_w * 16]), y and
+// residual only the output rows from y_row0 on (a fused caller's band of rows in a scratch
+// buffer). The bands cover the output rows and columns in order (row_bands along H,
+// col_bands along W).
 struct BlockedDepthwiseRows {
   const float* x;
   const float* weights;
@@ -39,6 +42,7 @@ struct BlockedDepthwiseRows {
   const BlockedDepthwiseBand* col_bands;
   int64_t n_col_bands;
   int64_t oh_begin, oh_end;
+  int64_t x_row0 = 0, y_row0 = 0;
 };
 void BlockedDepthwiseRowsAvx512(const BlockedDepthwiseRows& r);
 

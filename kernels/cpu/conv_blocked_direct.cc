@@ -132,6 +132,92 @@ void PackBlockedDirectWeights(const ConvGeometry& g, const float* weights, float
   }
 }
 
+BlockedDirectPlan::BlockedDirectPlan(const ConvGeometry& g, const float* packed, const float* bias,
+                                     const FusedActivation& activation, int64_t width)
+    : packed_(packed),
+      activation_(activation),
+      out_blocks_(ChannelBlocks(g.out_channels)),
+      last_lanes_(g.out_channels - (out_blocks_ - 1) * kLanes),
+      weight_block_stride_(WeightBlockFloats(g)),
+      isa_(ActiveCpuIsa()),
+      clamp_(ClampInRegisters(activation)),
+      zero_lanes_after_activation_(last_lanes_ < kLanes && ActivationMovesZero(activation)) {
+  const RegisterBlocking blocking = ChooseBlocking(width, out_blocks_);
+  group_blocks_ = blocking.out_blocks;
+  max_width_ = blocking.max_width;
+  groups_ = (out_blocks_ + group_blocks_ - 1) / group_blocks_;
+  if (bias != nullptr) {
+    bias_lanes_.assign(static_cast<size_t>(out_blocks_ * kLanes), 0.0f);
+    std::copy(bias, bias + g.out_channels, bias_lanes_.begin());
+  }
+  pointwise_.in_blocks = ChannelBlocks(g.channels);
+  pointwise_.last_block_channels = g.channels - (pointwise_.in_blocks - 1) * kLanes;
+  pointwise_.channel_stride = 1;
+  pointwise_.pixel_stride = kLanes;
+  pointwise_.row_stride = 0;
+  pointwise_.in_row0 = 0;
+  pointwise_.kernel_h = pointwise_.kernel_w = 1;
+  pointwise_.kh_begin = 0;
+  pointwise_.kh_end = 1;
+  pointwise_.stride_w = 1;
+  pointwise_.pad_left = 0;
+}
+
+void BlockedDirectPlan::RunGroup(int64_t group, BlockedDirectRow& r) const {
+  const int64_t ob0 = group * group_blocks_;
+  const int64_t ob_count = std::min(group_blocks_, out_blocks_ - ob0);
+  r.weights = packed_ + ob0 * weight_block_stride_;
+  r.weight_block_stride = weight_block_stride_;
+  r.bias = bias_lanes_.empty() ? nullptr : bias_lanes_.data() + ob0 * kLanes;
+  r.y += ob0 * r.y_block_stride;
+  if (r.residual != nullptr) r.residual += ob0 * r.y_block_stride;
+  r.out_blocks = ob_count;
+  r.last_block_lanes = ob0 + ob_count == out_blocks_ ? last_lanes_ : kLanes;
+  r.max_width = max_width_;
+  r.clamp = clamp_;
+  r.clamp_lo = activation_.min;
+  r.clamp_hi = activation_.max;
+  if (isa_ >= CpuIsa::kAvx512) {
+    BlockedDirectRowAvx512(r);
+  } else {
+    BlockedDirectRowPortable(r);
+  }
+  if (clamp_ != BlockedDirectClamp::kNone || activation_.kind == FusedActivationKind::kNone) return;
+  // The other activations as a pass over the stored row, then the lanes past the
+  // channels back to zero where act(0) is not 0.
+  const int64_t floats = (r.ow_end - r.ow_begin) * kLanes;
+  for (int64_t o = 0; o < ob_count; ++o) {
+    float* run = r.y + o * r.y_block_stride + r.ow_begin * kLanes;
+    ApplyFusedEpilogue(activation_, nullptr, run, floats, isa_);
+    if (zero_lanes_after_activation_ && ob0 + o + 1 == out_blocks_) {
+      for (int64_t p = 0; p < r.ow_end - r.ow_begin; ++p) {
+        std::fill(run + p * kLanes + last_lanes_, run + (p + 1) * kLanes, 0.0f);
+      }
+    }
+  }
+}
+
+void BlockedDirectPlan::RunPointwise(const float* x, int64_t x_block, int64_t pixels, const float* residual, float* y,
+                                     int64_t y_block) const {
+  // Rows of whole strips, about 224 pixels, each through every group while it is in L1.
+  const int64_t row_w = std::max<int64_t>(1, 224 / max_width_) * max_width_;
+  for (int64_t p0 = 0; p0 < pixels; p0 += row_w) {
+    const int64_t width = std::min(row_w, pixels - p0);
+    for (int64_t group = 0; group < groups_; ++group) {
+      BlockedDirectRow r = pointwise_;
+      r.x = x + p0 * kLanes;
+      r.block_stride = x_block;
+      r.in_w = width;
+      r.y = y + p0 * kLanes;
+      r.residual = residual != nullptr ? residual + p0 * kLanes : nullptr;
+      r.y_block_stride = y_block;
+      r.ow_begin = 0;
+      r.ow_end = width;
+      RunGroup(group, r);
+    }
+  }
+}
+
 void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch, const float* x, bool x_blocked,
                        const float* bias, const float* residual, const FusedActivation& activation, float* y,
                        const ParallelForFn& parallel_for) {
@@ -144,8 +230,7 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
   // A 1x1 convolution with stride 1 and no padding reads pixel p for output pixel p:
   // the image is one long row, cut into rows of `row_w` so that each row's output is
   // still in cache for the epilogue and the rows split over threads.
-  const bool pointwise = kernel_h == 1 && kernel_w == 1 && w.stride[1] == 1 && w.stride[2] == 1 &&
-                         w.pad_begin[1] == 0 && w.pad_begin[2] == 0 && out_h == in_h && out_w == in_w;
+  const bool pointwise = IsBlockedPointwise(g);
 
   // Input strides (floats) for blocked [blocks][h][w][16] or plain [channels][h][w].
   const int64_t channel_stride = x_blocked ? 1 : in_pixels;
@@ -153,14 +238,14 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
   const int64_t block_stride = kLanes * in_pixels;
   const int64_t image_stride = x_blocked ? in_blocks * kLanes * in_pixels : g.channels * in_pixels;
 
-  RegisterBlocking blocking = ChooseBlocking(pointwise ? std::min<int64_t>(out_pixels, 4096) : out_w, out_blocks);
+  const BlockedDirectPlan plan(g, packed, bias, activation, pointwise ? std::min<int64_t>(out_pixels, 4096) : out_w);
   int64_t row_w = out_w, rows = out_h;
   if (pointwise) {
     // Rows of whole strips, about 224 pixels (a 14 KiB output block per row).
-    row_w = std::min(out_pixels, std::max<int64_t>(1, 224 / blocking.max_width) * blocking.max_width);
+    row_w = std::min(out_pixels, std::max<int64_t>(1, 224 / plan.max_width()) * plan.max_width());
     rows = (out_pixels + row_w - 1) / row_w;
   }
-  const int64_t groups = (out_blocks + blocking.out_blocks - 1) / blocking.out_blocks;
+  const int64_t groups = plan.groups();
 
   // Each work item is one row of one image for one group of output blocks; with few
   // of them (small images, few output blocks), rows are cut into segments, so that
@@ -169,29 +254,15 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
   int64_t segments = 1;
   const int64_t row_items = batch * groups * rows;
   if (row_items < kMinItems) {
-    segments = std::min((kMinItems + row_items - 1) / row_items, std::max<int64_t>(1, row_w / blocking.max_width));
+    segments = std::min((kMinItems + row_items - 1) / row_items, std::max<int64_t>(1, row_w / plan.max_width()));
   }
   const int64_t items = row_items * segments;
   // Consecutive items (one thread's share) run the rows of one group, reusing its
   // weights, when those outweigh the image; else the groups of one row, reusing it.
   const bool groups_outer = BlockedDirectWeightFloats(g) > image_stride;
   const int64_t item_cost =
-      (row_w / segments) * blocking.out_blocks * kLanes * in_blocks * kLanes * kernel_h * kernel_w;
-
-  // The bias in whole blocks, zeros past out_channels.
-  std::vector<float> bias_lanes;
-  if (bias != nullptr) {
-    bias_lanes.assign(static_cast<size_t>(out_blocks * kLanes), 0.0f);
-    std::copy(bias, bias + g.out_channels, bias_lanes.begin());
-  }
-  const int64_t last_lanes = g.out_channels - (out_blocks - 1) * kLanes;
-  const int64_t weight_block_stride = WeightBlockFloats(g);
+      (row_w / segments) * plan.group_blocks() * kLanes * in_blocks * kLanes * kernel_h * kernel_w;
   const int64_t y_block_stride = out_pixels * kLanes;
-  const CpuIsa isa = ActiveCpuIsa();
-  const bool zero_lanes_after_activation = last_lanes < kLanes && ActivationMovesZero(activation);
-  // Relu and Clip run on the sums in registers; the other activations as a pass over each
-  // stored row.
-  const BlockedDirectClamp clamp = ClampInRegisters(activation);
 
   RunParallelFor(parallel_for, items, item_cost, [&](int64_t begin, int64_t end) {
     for (int64_t u = begin; u < end; ++u) {
@@ -199,8 +270,6 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
       const int64_t outer = (u / segments) % (rows * groups);
       const int64_t row = groups_outer ? outer % rows : outer / groups;
       const int64_t group = groups_outer ? outer / rows : outer % groups;
-      const int64_t ob0 = group * blocking.out_blocks;
-      const int64_t ob_count = std::min(blocking.out_blocks, out_blocks - ob0);
 
       BlockedDirectRow r;
       r.channel_stride = channel_stride;
@@ -208,17 +277,8 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
       r.block_stride = block_stride;
       r.in_blocks = in_blocks;
       r.last_block_channels = g.channels - (in_blocks - 1) * kLanes;
-      r.weights = packed + ob0 * weight_block_stride;
-      r.weight_block_stride = weight_block_stride;
-      r.bias = bias != nullptr ? bias_lanes.data() + ob0 * kLanes : nullptr;
       r.y_block_stride = y_block_stride;
-      r.out_blocks = ob_count;
-      r.last_block_lanes = ob0 + ob_count == out_blocks ? last_lanes : kLanes;
-      r.max_width = blocking.max_width;
-      r.clamp = clamp;
-      r.clamp_lo = activation.min;
-      r.clamp_hi = activation.max;
-      int64_t y_offset = (n * out_blocks + ob0) * y_block_stride;
+      int64_t y_offset = n * out_blocks * y_block_stride;
       const float* x_image = x + n * image_stride;
       int64_t width;
       if (pointwise) {
@@ -252,24 +312,15 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
       r.residual = residual != nullptr ? residual + y_offset : nullptr;
       r.ow_begin = width * segment / segments;
       r.ow_end = width * (segment + 1) / segments;
-      if (isa >= CpuIsa::kAvx512) {
-        BlockedDirectRowAvx512(r);
-      } else {
-        BlockedDirectRowPortable(r);
-      }
-      if (clamp != BlockedDirectClamp::kNone || activation.kind == FusedActivationKind::kNone) continue;
-      const int64_t floats = (r.ow_end - r.ow_begin) * kLanes;
-      for (int64_t o = 0; o < ob_count; ++o) {
-        float* run = r.y + o * y_block_stride + r.ow_begin * kLanes;
-        ApplyFusedEpilogue(activation, nullptr, run, floats, isa);
-        if (zero_lanes_after_activation && ob0 + o + 1 == out_blocks) {
-          for (int64_t p = 0; p < r.ow_end - r.ow_begin; ++p) {
-            std::fill(run + p * kLanes + last_lanes, run + (p + 1) * kLanes, 0.0f);
-          }
-        }
-      }
+      plan.RunGroup(group, r);
     }
   });
+}
+
+bool IsBlockedPointwise(const ConvGeometry& g) {
+  const Window3d& w = g.window;
+  return g.group == 1 && w.kernel[0] == 1 && w.kernel[1] == 1 && w.kernel[2] == 1 && w.stride[1] == 1 &&
+         w.stride[2] == 1 && w.pad_begin[1] == 0 && w.pad_begin[2] == 0 && w.out[1] == w.in[1] && w.out[2] == w.in[2];
 }
 
 }  // namespace tsr

@@ -15,7 +15,9 @@
 #define TESSERA_KERNELS_CPU_CONV_BLOCKED_KERNELS_H_
 
 #include <cstdint>
+#include <vector>
 
+#include "kernels/cpu/conv_blocked_depthwise_row.h"
 #include "kernels/cpu/conv_blocked_direct_row.h"
 #include "kernels/cpu/conv_prepared.h"
 #include "kernels/cpu/fused_activation.h"
@@ -31,6 +33,42 @@ void PackBlockedDirectWeights(const ConvGeometry& g, const float* weights, float
 void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch, const float* x, bool x_blocked,
                        const float* bias, const float* residual, const FusedActivation& activation, float* y,
                        const ParallelForFn& parallel_for);
+
+// Whether `g` is pointwise: 1x1, stride 1, unpadded, group 1 (output pixel p reads input
+// pixel p).
+bool IsBlockedPointwise(const ConvGeometry& g);
+
+// One direct convolution's register blocking for rows of `width` output pixels, the bias
+// in whole blocks and the epilogue, made once per call. RunGroup runs one row kernel
+// call for one group of output blocks -- r's input fields, y, residual and
+// y_block_stride set by the caller for output block 0 of the row, its weight, bias,
+// block and clamp fields set here -- then the activations the kernel does not apply in
+// registers. RunPointwise (a pointwise `g`, x blocked) computes `pixels` consecutive
+// pixels of blocked x (x_block floats from one input block to the next) into y
+// (y_block; residual null or y's layout) on the calling thread. Every element gets
+// BlockedDirectConv's floats. Any number of threads may run one plan at once.
+class BlockedDirectPlan {
+ public:
+  BlockedDirectPlan(const ConvGeometry& g, const float* packed, const float* bias, const FusedActivation& activation,
+                    int64_t width);
+  int64_t groups() const { return groups_; }
+  int64_t group_blocks() const { return group_blocks_; }
+  int64_t max_width() const { return max_width_; }
+  void RunGroup(int64_t group, BlockedDirectRow& r) const;
+  void RunPointwise(const float* x, int64_t x_block, int64_t pixels, const float* residual, float* y,
+                    int64_t y_block) const;
+
+ private:
+  const float* packed_;
+  FusedActivation activation_;
+  int64_t out_blocks_, last_lanes_, weight_block_stride_;
+  CpuIsa isa_;
+  BlockedDirectClamp clamp_;
+  bool zero_lanes_after_activation_;
+  int64_t group_blocks_ = 1, max_width_ = 1, groups_ = 1;
+  std::vector<float> bias_lanes_;
+  BlockedDirectRow pointwise_{};  // the fields every pointwise row shares
+};
 
 // Winograd F(tile x tile, 3x3) (tile 2 or 4), x blocked. Results differ from the direct
 // sum by rounding only, but by more than the direct kernel's: the transforms scale
@@ -50,6 +88,39 @@ void PackBlockedDepthwiseWeights(const ConvGeometry& g, const float* weights, fl
 void BlockedDepthwiseConv(const ConvGeometry& g, const float* packed, int64_t batch, const float* x, const float* bias,
                           const float* residual, const FusedActivation& activation, float* y,
                           const ParallelForFn& parallel_for);
+
+// A part of one image's depthwise convolution: output rows [oh_begin, oh_end) of channel
+// blocks [block, block + blocks). x holds the image's input rows from x_row0 on, x_block
+// floats from one block to the next; y (and residual, null or y's layout) the output
+// rows from y_row0 on, y_block floats from one block to the next. y_block is a whole
+// number of output rows.
+struct BlockedDepthwiseSlice {
+  const float* x = nullptr;
+  int64_t x_block = 0, x_row0 = 0;
+  float* y = nullptr;
+  const float* residual = nullptr;
+  int64_t y_block = 0, y_row0 = 0;
+  int64_t block = 0, blocks = 0;
+  int64_t oh_begin = 0, oh_end = 0;
+};
+
+// One depthwise convolution's tables (the bands of equal valid taps, the bias in whole
+// blocks), made once per call; Run computes a slice on the calling thread, epilogue
+// included, with BlockedDepthwiseConv's floats. Any number of threads may Run at once.
+class BlockedDepthwisePlan {
+ public:
+  BlockedDepthwisePlan(const ConvGeometry& g, const float* packed, const float* bias,
+                       const FusedActivation& activation);
+  void Run(const BlockedDepthwiseSlice& slice) const;
+
+ private:
+  ConvGeometry geometry_;
+  const float* packed_;
+  FusedActivation activation_;
+  std::vector<BlockedDepthwiseBand> row_bands_, col_bands_;
+  std::vector<float> bias_lanes_;
+  CpuIsa isa_;
+};
 
 // The activation the direct and Winograd kernels apply to their sums in registers:
 // Relu and Clip; kNone for the others, which run as a pass over the stored outputs.
