@@ -150,19 +150,16 @@ void BlockedDepthwisePlan::Run(const BlockedDepthwiseSlice& s) const {
   } else {
     BlockedDepthwiseRowsPortable(r);
   }
-  // The epilogue on the outputs just written, while they are in cache (one run when the
-  // rows are whole blocks or the slice has one block); then the lanes past the channels
-  // back to zero (Sigmoid(0) and Clip's min are not).
+  // The epilogue on the outputs just written, while they are in cache (one run: the slice
+  // has one block, or all the rows of its blocks); then the lanes past the channels back
+  // to zero (Sigmoid(0) and Clip's min are not).
   const int64_t rows = s.oh_end - s.oh_begin, y_rows = s.y_block / (out_w * kChannelBlock);
   const int64_t lanes = geometry_.channels - (ChannelBlocks(geometry_.channels) - 1) * kChannelBlock;
   const bool last_block_partial = lanes < kChannelBlock && s.block + s.blocks == ChannelBlocks(geometry_.channels);
-  const bool one_run = s.blocks == 1 || rows == y_rows;
-  for (int64_t b = 0; b < (one_run ? 1 : s.blocks); ++b) {
-    float* run = s.y + b * s.y_block + (s.oh_begin - s.y_row0) * out_w * kChannelBlock;
-    const int64_t pixels = (one_run ? (s.blocks - 1) * y_rows * out_w : 0) + rows * out_w;
-    if (activation_.kind != FusedActivationKind::kNone) {
-      ApplyFusedEpilogue(activation_, nullptr, run, pixels * kChannelBlock, isa_);
-    }
+  if (activation_.kind != FusedActivationKind::kNone) {
+    float* run = s.y + (s.oh_begin - s.y_row0) * out_w * kChannelBlock;
+    const int64_t pixels = (s.blocks - 1) * y_rows * out_w + rows * out_w;
+    ApplyFusedEpilogue(activation_, nullptr, run, pixels * kChannelBlock, isa_);
   }
   if (last_block_partial) {
     float* last = s.y + (s.blocks - 1) * s.y_block + (s.oh_begin - s.y_row0) * out_w * kChannelBlock;

@@ -199,8 +199,7 @@ void BlockedDirectPlan::RunGroup(int64_t group, BlockedDirectRow& r) const {
 
 void BlockedDirectPlan::RunPointwise(const float* x, int64_t x_block, int64_t pixels, const float* residual, float* y,
                                      int64_t y_block) const {
-  // Rows of whole strips, about 224 pixels, each through every group while it is in L1.
-  const int64_t row_w = std::max<int64_t>(1, 224 / max_width_) * max_width_;
+  const int64_t row_w = pointwise_row_width();
   for (int64_t p0 = 0; p0 < pixels; p0 += row_w) {
     const int64_t width = std::min(row_w, pixels - p0);
     for (int64_t group = 0; group < groups_; ++group) {
@@ -241,8 +240,7 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
   const BlockedDirectPlan plan(g, packed, bias, activation, pointwise ? std::min<int64_t>(out_pixels, 4096) : out_w);
   int64_t row_w = out_w, rows = out_h;
   if (pointwise) {
-    // Rows of whole strips, about 224 pixels (a 14 KiB output block per row).
-    row_w = std::min(out_pixels, std::max<int64_t>(1, 224 / plan.max_width()) * plan.max_width());
+    row_w = std::min(out_pixels, plan.pointwise_row_width());
     rows = (out_pixels + row_w - 1) / row_w;
   }
   const int64_t groups = plan.groups();

@@ -14,6 +14,7 @@
 #ifndef TESSERA_KERNELS_CPU_CONV_BLOCKED_KERNELS_H_
 #define TESSERA_KERNELS_CPU_CONV_BLOCKED_KERNELS_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,9 @@ class BlockedDirectPlan {
   int64_t groups() const { return groups_; }
   int64_t group_blocks() const { return group_blocks_; }
   int64_t max_width() const { return max_width_; }
+  // The pixels RunPointwise (and BlockedDirectConv's pointwise split) puts in one row:
+  // whole strips, about 224 pixels (a 14 KiB output block), still in L1 for every group.
+  int64_t pointwise_row_width() const { return std::max<int64_t>(1, 224 / max_width_) * max_width_; }
   void RunGroup(int64_t group, BlockedDirectRow& r) const;
   void RunPointwise(const float* x, int64_t x_block, int64_t pixels, const float* residual, float* y,
                     int64_t y_block) const;
@@ -93,7 +97,8 @@ void BlockedDepthwiseConv(const ConvGeometry& g, const float* packed, int64_t ba
 // blocks [block, block + blocks). x holds the image's input rows from x_row0 on, x_block
 // floats from one block to the next; y (and residual, null or y's layout) the output
 // rows from y_row0 on, y_block floats from one block to the next. y_block is a whole
-// number of output rows.
+// number of output rows; a slice of several blocks covers all the rows y holds (the
+// blocks' outputs are then one run).
 struct BlockedDepthwiseSlice {
   const float* x = nullptr;
   int64_t x_block = 0, x_row0 = 0;
