@@ -287,6 +287,35 @@ def Tsr_BlockedConvOp : Tsr_Op<"BlockedConv", [Tsr_RegistryVerified, Pure, AttrS
     RankedTensorOf<[F32, F64]>:$Y);
 }
 
+def Tsr_BlockedInvertedResidualOp : Tsr_Op<"BlockedInvertedResidual", [Tsr_RegistryVerified, Pure, AttrSizedOperandSegments]> {
+  let summary = "MobileNetV2\'s inverted-residual block on blocked activations, three BlockedConvs in one node: E = BlockedConv(X, We, Be) (pointwise; E = X without We), D = BlockedConv(E, Wd, Bd) (depthwise: group = channels, strides, pads), Y = BlockedConv(D, Wp, Bp, Z) (pointwise), each with its own activation (expand_/depthwise_/project_ activation, alpha, min, max as FusedConv\'s). Made by the compiler\'s inverted-residual fusion; not an ONNX op.";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64]>:$X,
+    Optional<RankedTensorOf<[F32, F64]>>:$We,
+    Optional<RankedTensorOf<[F32, F64]>>:$Be,
+    RankedTensorOf<[F32, F64]>:$Wd,
+    Optional<RankedTensorOf<[F32, F64]>>:$Bd,
+    RankedTensorOf<[F32, F64]>:$Wp,
+    Optional<RankedTensorOf<[F32, F64]>>:$Bp,
+    Optional<RankedTensorOf<[F32, F64]>>:$Z,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$strides,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$pads,
+    DefaultValuedAttr<StrAttr, "\"None\"">:$expand_activation,
+    DefaultValuedAttr<F64Attr, "0.01">:$expand_alpha,
+    DefaultValuedAttr<F64Attr, "-3.4028234663852886e+38">:$expand_min,
+    DefaultValuedAttr<F64Attr, "3.4028234663852886e+38">:$expand_max,
+    DefaultValuedAttr<StrAttr, "\"None\"">:$depthwise_activation,
+    DefaultValuedAttr<F64Attr, "0.01">:$depthwise_alpha,
+    DefaultValuedAttr<F64Attr, "-3.4028234663852886e+38">:$depthwise_min,
+    DefaultValuedAttr<F64Attr, "3.4028234663852886e+38">:$depthwise_max,
+    DefaultValuedAttr<StrAttr, "\"None\"">:$project_activation,
+    DefaultValuedAttr<F64Attr, "0.01">:$project_alpha,
+    DefaultValuedAttr<F64Attr, "-3.4028234663852886e+38">:$project_min,
+    DefaultValuedAttr<F64Attr, "3.4028234663852886e+38">:$project_max);
+  let results = (outs
+    RankedTensorOf<[F32, F64]>:$Y);
+}
+
 def Tsr_CastOp : Tsr_Op<"Cast", [Tsr_RegistryVerified, Pure]> {
   let summary = "Converts every element to the dtype \'to\'.";
   let arguments = (ins

@@ -16,6 +16,7 @@
 #include "compiler/transforms/constant_fold.h"
 #include "compiler/transforms/epilogue_fusion.h"
 #include "compiler/transforms/fold_batchnorm.h"
+#include "compiler/transforms/inverted_residual_fusion.h"
 #include "compiler/transforms/region_fusion.h"
 #include "compiler/transforms/weight_layout.h"
 #include "kernels/cpu/cpu_features.h"
@@ -43,6 +44,9 @@ std::vector<PipelineStage> OptimizationStages(const CompileOptions& options) {
   // than the plain layout's AVX2 kernels).
   if (options.blocked_layout && ActiveCpuIsa() >= CpuIsa::kAvx512) {
     stages.push_back({"tsr-activation-layout", [] { return CreateActivationLayoutPass(); }});
+    if (options.fuse) {
+      stages.push_back({"tsr-fuse-inverted-residuals", [] { return CreateInvertedResidualFusionPass(); }});
+    }
   }
   if (options.fuse) {
     stages.push_back({"tsr-fuse-regions", [] { return CreateRegionFusionPass(); }});

@@ -4,22 +4,26 @@
 #include "absl/strings/str_cat.h"
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/transforms/epilogue_fusion.h"
+#include "compiler/transforms/inverted_residual_fusion.h"
 #include "compiler/transforms/region_fusion.h"
 #include "mlir/IR/Diagnostics.h"
 
 namespace tsr {
 namespace {
 
-// How many graph ops a fused epilogue stands for: the parts its location lists, at least one.
-int64_t EpilogueParts(mlir::Operation* op) {
+// How many graph ops a fused op stands for: the parts its location lists (a FusedLoc
+// tagged `metadata`), at least one.
+int64_t LocParts(mlir::Operation* op, llvm::StringRef metadata) {
   mlir::Location loc = op->getLoc();
   if (auto name = llvm::dyn_cast<mlir::NameLoc>(loc)) loc = name.getChildLoc();
   if (auto fused = llvm::dyn_cast<mlir::FusedLoc>(loc)) {
     auto tag = llvm::dyn_cast_or_null<mlir::StringAttr>(fused.getMetadata());
-    if (tag && tag.getValue() == kEpilogueLocMetadata) return std::max<int64_t>(1, fused.getLocations().size());
+    if (tag && tag.getValue() == metadata) return std::max<int64_t>(1, fused.getLocations().size());
   }
   return 1;
 }
+
+int64_t EpilogueParts(mlir::Operation* op) { return LocParts(op, kEpilogueLocMetadata); }
 
 class FusionReportPass : public mlir::PassWrapper<FusionReportPass, mlir::OperationPass<mlir::func::FuncOp>> {
  public:
@@ -65,6 +69,11 @@ FusionReport ReportFusion(mlir::func::FuncOp func) {
         ++r.layout_conversions;  // added by the layout pass: no graph op of the model's
         continue;
       }
+      if (name == "tsr.BlockedInvertedResidual") {
+        ++r.inverted_residuals;
+        r.graph_ops += LocParts(&op, kInvertedResidualLocMetadata);
+        continue;
+      }
       // A BlockedConv keeps the location of the Conv or FusedConv it replaced.
       if (name == "tsr.FusedConv" || name == "tsr.FusedMatMul" ||
           (name == "tsr.BlockedConv" && EpilogueParts(&op) > 1)) {
@@ -84,6 +93,7 @@ FusionReport ReportFusion(mlir::func::FuncOp func) {
 std::string FormatFusionReport(const FusionReport& r) {
   std::string out = absl::StrCat(r.graph_ops, " ops -> ", r.kernels, " kernels (", r.fusions, " fusions, ",
                                  r.fused_epilogues, " fused epilogues");
+  if (r.inverted_residuals > 0) absl::StrAppend(&out, ", ", r.inverted_residuals, " inverted-residual blocks");
   if (r.layout_conversions > 0) absl::StrAppend(&out, ", ", r.layout_conversions, " layout conversions");
   return out + ")";
 }

@@ -24,6 +24,9 @@ struct FusionReport {
   // several fusions (see region_fusion.h) counts once per fusion.
   int64_t ops_in_fusions = 0;
   int64_t fused_epilogues = 0;  // FusedConv / FusedMatMul ops, and BlockedConv ops made from FusedConv
+  // BlockedInvertedResidual ops (tsr-fuse-inverted-residuals), each standing for its stages'
+  // graph ops.
+  int64_t inverted_residuals = 0;
   // BlockChannels / UnblockChannels the layout pass added (library kernels, no graph ops).
   int64_t layout_conversions = 0;
   // Graph ops the fused epilogues stand for (from their locations, see epilogue_fusion.h).

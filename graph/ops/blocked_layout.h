@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "graph/attr_reader.h"
+#include "graph/attribute.h"
 #include "graph/shape.h"
 
 namespace tsr {
@@ -37,6 +39,19 @@ inline std::optional<Shape> PlainShapeOf(const Shape& blocked, int64_t channels)
   for (int d = 2; d + 1 < blocked.rank(); ++d) plain.AddDim(blocked.dim(d));
   return plain;
 }
+
+// BlockedInvertedResidual (blocked_ops.cc): three BlockedConvs in one node. Its inputs
+// are X, then each stage's W and B (expand, depthwise, project), then the residual Z;
+// each stage reads the node's attributes under its prefix.
+enum class InvertedResidualStage { kExpand = 0, kDepthwise = 1, kProject = 2 };
+inline constexpr int kInvertedResidualResidualInput = 7;
+inline constexpr int InvertedResidualWeightInput(InvertedResidualStage s) { return 1 + 2 * static_cast<int>(s); }
+inline constexpr int InvertedResidualBiasInput(InvertedResidualStage s) { return 2 + 2 * static_cast<int>(s); }
+
+// The BlockedConv (and FusedConv) attributes of one stage of the node `node`: the stage's
+// activation, alpha, min and max (the node's expand_activation, ...), and for the
+// depthwise stage group = `depthwise_channels` with the node's strides and pads.
+AttrMap InvertedResidualStageAttrs(const AttrReader& node, InvertedResidualStage stage, int64_t depthwise_channels);
 
 }  // namespace tsr
 

@@ -8,11 +8,21 @@
 //   UnblockChannels: X [N, ceil(C/16), spatial..., 16] -> Y [N, C, spatial...] (attr channels)
 //   BlockedConv:     FusedConv with blocked X (or plain, input_blocked = 0), Z and Y:
 //                    Y = block(activation(Conv(unblock(X), W, B) + unblock(Z)))
+//   BlockedInvertedResidual: MobileNetV2's block, three BlockedConvs in one node --
+//                    E = BlockedConv(X, We, Be)  (pointwise; optional: E = X without We)
+//                    D = BlockedConv(E, Wd, Bd)  (depthwise, group = channels; strides, pads)
+//                    Y = BlockedConv(D, Wp, Bp, Z) (pointwise)
+//                    each with its own activation (expand_activation, ... with
+//                    expand_alpha / _min / _max like FusedConv's), made by the
+//                    compiler's inverted-residual fusion so the kernel can keep E and D
+//                    in cache (kernels/cpu/conv_blocked_inverted_residual.h).
 //
 // BlockedConv takes FusedConv's attributes and shape function, applied to the plain
 // shapes, so both ops always agree on the geometry. No gradients: inference graphs only.
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -68,7 +78,125 @@ int64_t ConvInputChannels(const InferenceContext& ctx) {
   return w.rank() >= 2 ? w.dim(1) * ctx.GetInt("group") : 0;
 }
 
+constexpr const char* kStagePrefixes[] = {"expand_", "depthwise_", "project_"};
+
+// The activation attributes of one stage, FusedConv's under the stage's prefix.
+void AddStageActivationAttrs(OpDefBuilder& b, const OpDef& fused_conv, const std::string& prefix) {
+  for (const char* name : {"activation", "alpha", "min", "max"}) {
+    for (const AttrDef& attr : fused_conv.attrs) {
+      if (attr.name == name) b.Attr(prefix + name, attr.type, *attr.default_value);
+    }
+  }
+}
+
+// Stage `stage` of a BlockedInvertedResidual node as a FusedConv context on plain shapes:
+// X plain, the stage's W and B and attributes.
+InferenceContext StageContext(const InferenceContext& ctx, const OpDef& fused_conv, int stage, Shape plain_x) {
+  const auto s = static_cast<InvertedResidualStage>(stage);
+  const int w = InvertedResidualWeightInput(s), b = InvertedResidualBiasInput(s);
+  const Shape& wd = ctx.input_shape(InvertedResidualWeightInput(InvertedResidualStage::kDepthwise));
+  std::vector<std::optional<TensorType>> types = {TensorType(ctx.input_dtype(0), std::move(plain_x)), ctx.input(w)};
+  types.push_back(ctx.has_input(b) ? std::optional<TensorType>(ctx.input(b)) : std::nullopt);
+  types.push_back(std::nullopt);
+  return InferenceContext(fused_conv, ctx.node_name(), InvertedResidualStageAttrs(ctx, s, wd.dim(0)), std::move(types),
+                          {});
+}
+
+// The three stages' plain contexts, each inferred (outputs set), or the first error. The
+// expand stage is absent (nullopt) without We.
+absl::StatusOr<std::vector<std::optional<InferenceContext>>> InferStages(const InferenceContext& ctx,
+                                                                         const OpDef& fused_conv) {
+  for (int i : {3, 5}) {
+    if (!ctx.has_input(i) || ctx.input_rank(i) != 4) {
+      return ctx.Error(absl::StrCat("input ", i, " ('", ctx.op_def().inputs[i].name, "') must be a 4-D weight, got ",
+                                    ctx.has_input(i) ? ctx.input_shape(i).ToString() : "none"));
+    }
+  }
+  if (ctx.has_input(1) && ctx.input_rank(1) != 4) {
+    return ctx.Error(absl::StrCat("input 1 ('We') must be a 4-D weight, got ", ctx.input_shape(1).ToString()));
+  }
+  if (!ctx.has_input(1) && ctx.has_input(2)) return ctx.Error("input 2 ('Be') is given without input 1 ('We')");
+  const int64_t in_channels = ctx.has_input(1) ? ctx.input_shape(1).dim(1) : ctx.input_shape(3).dim(0);
+  TSR_ASSIGN_OR_RETURN(Shape x, PlainShape(ctx, 0, ctx.input_shape(0), in_channels));
+  std::vector<std::optional<InferenceContext>> stages(3);
+  for (int stage = ctx.has_input(1) ? 0 : 1; stage < 3; ++stage) {
+    stages[stage].emplace(StageContext(ctx, fused_conv, stage, std::move(x)));
+    TSR_RETURN_IF_ERROR(fused_conv.infer(*stages[stage]));
+    x = stages[stage]->output(0).shape;
+  }
+  // The pointwise stages are 1x1; the depthwise one is depthwise.
+  for (int stage : {0, 2}) {
+    if (stages[stage].has_value() &&
+        (ctx.input_shape(1 + 2 * stage).dim(2) != 1 || ctx.input_shape(1 + 2 * stage).dim(3) != 1)) {
+      return ctx.Error(absl::StrCat("the ", kStagePrefixes[stage], "weights ",
+                                    ctx.input_shape(1 + 2 * stage).ToString(), " are not 1x1"));
+    }
+  }
+  if (ctx.input_shape(3).dim(1) != 1) {
+    return ctx.Error(
+        absl::StrCat("the depthwise weights ", ctx.input_shape(3).ToString(), " are not [channels, 1, kh, kw]"));
+  }
+  return stages;
+}
+
+absl::Status RegisterBlockedInvertedResidual(OpRegistry& registry, const OpDef& fused_conv) {
+  OpDefBuilder b("BlockedInvertedResidual");
+  b.Summary(
+       "MobileNetV2's inverted-residual block on blocked activations, three BlockedConvs in one node: E = "
+       "BlockedConv(X, We, Be) (pointwise; E = X without We), D = BlockedConv(E, Wd, Bd) (depthwise: group = "
+       "channels, strides, pads), Y = BlockedConv(D, Wp, Bp, Z) (pointwise), each with its own activation "
+       "(expand_/depthwise_/project_ activation, alpha, min, max as FusedConv's). Made by the compiler's "
+       "inverted-residual fusion; not an ONNX op.")
+      .Input("X", "T")
+      .OptionalInput("We", "T")
+      .OptionalInput("Be", "T")
+      .Input("Wd", "T")
+      .OptionalInput("Bd", "T")
+      .Input("Wp", "T")
+      .OptionalInput("Bp", "T")
+      .OptionalInput("Z", "T")
+      .Output("Y", "T")
+      .TypeConstraint("T", kBlockedDTypes)
+      .Attr("strides", AttrType::kInts, AttrValue::Ints({}))
+      .Attr("pads", AttrType::kInts, AttrValue::Ints({}));
+  for (const char* prefix : kStagePrefixes) AddStageActivationAttrs(b, fused_conv, prefix);
+  // The stage contexts refer to FusedConv's definition: the functions keep a copy alive.
+  const auto conv = std::make_shared<const OpDef>(fused_conv);
+  b.Infer([conv](InferenceContext& ctx) -> absl::Status {
+     TSR_ASSIGN_OR_RETURN(std::vector<std::optional<InferenceContext>> stages, InferStages(ctx, *conv));
+     const Shape y = BlockedShape(stages[2]->output(0).shape);
+     if (ctx.has_input(7) && ctx.input_shape(7) != y) {
+       return ctx.Error(absl::StrCat("input 7 ('Z', the residual) has shape ", ctx.input_shape(7).ToString(),
+                                     " but must have exactly the output's shape ", y.ToString()));
+     }
+     ctx.set_output(0, ctx.input_dtype(0), y);
+     return absl::OkStatus();
+   }).Flops([conv](const InferenceContext& ctx) -> int64_t {
+    absl::StatusOr<std::vector<std::optional<InferenceContext>>> stages = InferStages(ctx, *conv);
+    if (!stages.ok()) return 0;
+    int64_t flops = ctx.has_input(7) ? OutputElements(*(*stages)[2]) : 0;
+    for (const std::optional<InferenceContext>& stage : *stages) {
+      if (stage.has_value()) flops += conv->flops(*stage);
+    }
+    return flops;
+  });
+  return registry.Register(b.Build());
+}
+
 }  // namespace
+
+AttrMap InvertedResidualStageAttrs(const AttrReader& node, InvertedResidualStage stage, int64_t depthwise_channels) {
+  AttrMap attrs;
+  const std::string prefix = kStagePrefixes[static_cast<int>(stage)];
+  attrs["activation"] = AttrValue::String(node.GetString(prefix + "activation"));
+  for (const char* name : {"alpha", "min", "max"}) attrs[name] = AttrValue::Float(node.GetFloat(prefix + name));
+  if (stage == InvertedResidualStage::kDepthwise) {
+    attrs["group"] = AttrValue::Int(depthwise_channels);
+    attrs["strides"] = AttrValue::Ints(node.GetInts("strides"));
+    attrs["pads"] = AttrValue::Ints(node.GetInts("pads"));
+  }
+  return attrs;
+}
 
 absl::Status RegisterBlockedOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(registry.Register(
@@ -159,7 +287,8 @@ absl::Status RegisterBlockedOps(OpRegistry& registry) {
         const int64_t residual_adds = ctx.has_input(3) ? OutputElements(*plain) : 0;
         return fused_flops(*plain) + residual_adds;
       });
-  return registry.Register(blocked.Build());
+  TSR_RETURN_IF_ERROR(registry.Register(blocked.Build()));
+  return RegisterBlockedInvertedResidual(registry, *fused_conv);
 }
 
 }  // namespace tsr

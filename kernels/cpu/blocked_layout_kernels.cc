@@ -1,14 +1,18 @@
 // The f32 cpu kernels of the channel-blocked layout's ops (graph/ops/blocked_ops.cc):
 // BlockChannels and UnblockChannels through conv_blocked.h's conversions, BlockedConv
 // through its kernels on weights prepared per call (the compiled runtime prepares
-// constant weights once, at load: runtime/compiled/compiled_program.cc).
+// constant weights once, at load: runtime/compiled/compiled_program.cc), and
+// BlockedInvertedResidual through the fused kernel (conv_blocked_inverted_residual.h).
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "graph/op_registry.h"
+#include "graph/ops/blocked_layout.h"
 #include "graph/status_macros.h"
 #include "kernels/cpu/conv_blocked.h"
+#include "kernels/cpu/conv_blocked_inverted_residual.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/node_window.h"
@@ -74,44 +78,122 @@ absl::Status BlockedConvKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status BlockedInvertedResidualKernel(KernelContext& ctx) {
+  absl::StatusOr<std::optional<PreparedInvertedResidual>> prepared = PrepareNodeInvertedResidual(ctx);
+  if (!prepared.ok()) return prepared.status();
+  if (!prepared->has_value()) return RunReferenceKernel(ctx);
+  RunNodeInvertedResidual(**prepared, ctx);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::StatusOr<std::optional<ConvGeometry>> NodeBlockedConvGeometry(KernelContext& ctx) {
-  const Shape& x = ctx.input(0).shape();
-  const Shape& w = ctx.input(1).shape();
-  const bool x_blocked = ctx.GetInt("input_blocked") != 0;
+absl::StatusOr<std::optional<ConvGeometry>> BlockedConvGeometryOf(const AttrMap& attrs, const Shape& x, bool x_blocked,
+                                                                  const Shape& w) {
   const int spatial_end = x.rank() - (x_blocked ? 1 : 0);
   if (w.rank() < 3 || spatial_end < 3) {
-    return ctx.Error(absl::StrCat("input 0 ('X') ", x.ToString(), " and input 1 ('W') ", w.ToString(),
-                                  " are not a convolution's operands"));
+    return absl::InvalidArgumentError(absl::StrCat("input 0 ('X') ", x.ToString(), " and input 1 ('W') ", w.ToString(),
+                                                   " are not a convolution's operands"));
   }
   const absl::Span<const int64_t> in_spatial = absl::MakeConstSpan(x.dims()).subspan(2, spatial_end - 2);
-  absl::StatusOr<std::optional<Window3d>> window =
-      AttrsWindow3d(ctx.attrs(), in_spatial, absl::MakeConstSpan(w.dims()).subspan(2));
-  if (!window.ok()) return ctx.Error(window.status().message());
-  if (!window->has_value()) return std::nullopt;
+  TSR_ASSIGN_OR_RETURN(std::optional<Window3d> window,
+                       AttrsWindow3d(attrs, in_spatial, absl::MakeConstSpan(w.dims()).subspan(2)));
+  if (!window.has_value()) return std::nullopt;
   ConvGeometry g;
-  g.window = **window;
-  g.group = ctx.GetInt("group");
+  g.window = *window;
+  const auto group = attrs.find("group");
+  g.group = group != attrs.end() ? group->second.i() : 1;
   g.channels = w.dim(1) * g.group;
   g.out_channels = w.dim(0);
   if (x_blocked ? x.dim(1) != ChannelBlocks(g.channels) : x.dim(1) != g.channels) {
-    return ctx.Error(absl::StrCat("input 0 ('X') ", x.ToString(), " does not hold the ", g.channels,
-                                  " channels the weights ", w.ToString(), " and group ", g.group, " take"));
+    return absl::InvalidArgumentError(absl::StrCat("input 0 ('X') ", x.ToString(), " does not hold the ", g.channels,
+                                                   " channels the weights ", w.ToString(), " and group ", g.group,
+                                                   " take"));
   }
   if (!BlockedConvApplies(g) || (!x_blocked && g.group != 1)) return std::nullopt;
+  return g;
+}
+
+absl::StatusOr<std::optional<ConvGeometry>> NodeBlockedConvGeometry(KernelContext& ctx) {
+  AttrMap attrs = ctx.attrs();
+  attrs["group"] = AttrValue::Int(ctx.GetInt("group"));  // with its default
+  absl::StatusOr<std::optional<ConvGeometry>> g =
+      BlockedConvGeometryOf(attrs, ctx.input(0).shape(), ctx.GetInt("input_blocked") != 0, ctx.input(1).shape());
+  if (!g.ok()) return ctx.Error(g.status().message());
+  if (!g->has_value()) return std::nullopt;
   const Shape& y = ctx.output(0).shape();
-  if (y.num_elements() != x.dim(0) * ChannelBlocks(g.out_channels) * kChannelBlock * g.window.out_size() ||
+  if (y.num_elements() !=
+          ctx.input(0).shape().dim(0) * ChannelBlocks((*g)->out_channels) * kChannelBlock * (*g)->window.out_size() ||
       (ctx.has_input(3) && ctx.input(3).shape() != y)) {
     return ctx.Error(absl::StrCat("the output ", y.ToString(), " or the residual does not fit the convolution"));
   }
   return g;
 }
 
+absl::StatusOr<std::optional<PreparedInvertedResidual>> PrepareNodeInvertedResidual(KernelContext& ctx) {
+  absl::StatusOr<const OpDef*> conv_def = OpRegistry::Global().Lookup("BlockedConv");
+  if (!conv_def.ok()) return ctx.Error(conv_def.status().message());
+  const Shape& x = ctx.input(0).shape();
+  const Tensor& wd = ctx.input(InvertedResidualWeightInput(InvertedResidualStage::kDepthwise));
+  const bool expand = ctx.has_input(InvertedResidualWeightInput(InvertedResidualStage::kExpand));
+  if (x.rank() != 5 || wd.shape().rank() != 4) return std::nullopt;
+  const int64_t channels = wd.shape().dim(0), blocks = ChannelBlocks(channels);
+  PreparedInvertedResidual p;
+  std::optional<ConvGeometry> geometries[3];
+  // Each stage's input: X, then the expansion's output (X's pixels), then the depthwise
+  // output (its window's).
+  Shape stage_x = x;
+  for (int s = expand ? 0 : 1; s < 3; ++s) {
+    const auto stage = static_cast<InvertedResidualStage>(s);
+    const AttrMap attrs = InvertedResidualStageAttrs(ctx, stage, channels);
+    absl::StatusOr<FusedActivation> activation = ParseFusedActivation(AttrReader(**conv_def, attrs));
+    if (!activation.ok()) return ctx.Error(activation.status().message());
+    p.activations[s] = *activation;
+    absl::StatusOr<std::optional<ConvGeometry>> g =
+        BlockedConvGeometryOf(attrs, stage_x, true, ctx.input(InvertedResidualWeightInput(stage)).shape());
+    if (!g.ok()) return ctx.Error(absl::StrCat("stage ", s, ": ", g.status().message()));
+    if (!g->has_value()) return std::nullopt;
+    geometries[s] = **g;
+    stage_x = Shape{x.dim(0), stage == InvertedResidualStage::kProject ? ChannelBlocks((*g)->out_channels) : blocks,
+                    (*g)->window.out[1], (*g)->window.out[2], kChannelBlock};
+  }
+  const ConvGeometry* ge = expand ? &*geometries[0] : nullptr;
+  if (!BlockedInvertedResidualApplies(ge, *geometries[1], *geometries[2])) return std::nullopt;
+  // stage_x is now the output's shape.
+  if (ctx.output(0).shape() != stage_x ||
+      (ctx.has_input(kInvertedResidualResidualInput) && ctx.input(kInvertedResidualResidualInput).shape() != stage_x)) {
+    return ctx.Error(absl::StrCat("the output ", ctx.output(0).shape().ToString(),
+                                  " or the residual does not fit the block's ", stage_x.ToString()));
+  }
+  for (int s = expand ? 0 : 1; s < 3; ++s) {
+    const auto stage = static_cast<InvertedResidualStage>(s);
+    absl::StatusOr<PreparedBlockedConv> prepared =
+        PrepareBlockedConv(*geometries[s], ctx.input(InvertedResidualWeightInput(stage)).data<float>());
+    if (!prepared.ok()) return ctx.Error(prepared.status().message());
+    p.stages[s] = *std::move(prepared);
+  }
+  return p;
+}
+
+void RunNodeInvertedResidual(const PreparedInvertedResidual& p, KernelContext& ctx) {
+  BlockedConvStage stages[3];
+  for (int s = 0; s < 3; ++s) {
+    const int b = InvertedResidualBiasInput(static_cast<InvertedResidualStage>(s));
+    stages[s].conv = p.stages[s].has_value() ? &*p.stages[s] : nullptr;
+    stages[s].bias = ctx.has_input(b) ? ctx.input(b).data<float>() : nullptr;
+    stages[s].activation = p.activations[s];
+  }
+  const int z = kInvertedResidualResidualInput;
+  BlockedInvertedResidualForward(stages[0], stages[1], stages[2], ctx.input(0).shape().dim(0),
+                                 ctx.input(0).data<float>(), ctx.has_input(z) ? ctx.input(z).data<float>() : nullptr,
+                                 ctx.output(0).data<float>(), ctx.parallel_for());
+}
+
 absl::Status RegisterCpuBlockedKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(registry.Register("BlockChannels", kCpuDevice, DType::kF32, BlockChannelsKernel));
   TSR_RETURN_IF_ERROR(registry.Register("UnblockChannels", kCpuDevice, DType::kF32, UnblockChannelsKernel));
-  return registry.Register("BlockedConv", kCpuDevice, DType::kF32, BlockedConvKernel);
+  TSR_RETURN_IF_ERROR(registry.Register("BlockedConv", kCpuDevice, DType::kF32, BlockedConvKernel));
+  return registry.Register("BlockedInvertedResidual", kCpuDevice, DType::kF32, BlockedInvertedResidualKernel);
 }
 
 }  // namespace tsr

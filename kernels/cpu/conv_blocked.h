@@ -111,6 +111,11 @@ void BlockedConvForward(const PreparedBlockedConv& prepared, int64_t batch, cons
 // naming the node for an invalid geometry, or an output or residual that does not fit it.
 absl::StatusOr<std::optional<ConvGeometry>> NodeBlockedConvGeometry(KernelContext& ctx);
 
+// The same from the attributes (Conv's, group included) and the shapes of X (blocked or
+// plain) and W, without the node: errors name no node.
+absl::StatusOr<std::optional<ConvGeometry>> BlockedConvGeometryOf(const AttrMap& attrs, const Shape& x, bool x_blocked,
+                                                                  const Shape& w);
+
 }  // namespace tsr
 
 #endif  // TESSERA_KERNELS_CPU_CONV_BLOCKED_H_

@@ -24,6 +24,7 @@
 #define TESSERA_KERNELS_CPU_CONV_BLOCKED_INVERTED_RESIDUAL_H_
 
 #include <cstdint>
+#include <optional>
 
 #include "kernels/cpu/conv_blocked.h"
 #include "kernels/cpu/fused_activation.h"
@@ -52,6 +53,22 @@ bool BlockedInvertedResidualApplies(const ConvGeometry* expand, const ConvGeomet
 void BlockedInvertedResidualForward(const BlockedConvStage& expand, const BlockedConvStage& depthwise,
                                     const BlockedConvStage& project, int64_t batch, const float* x,
                                     const float* residual, float* y, const ParallelForFn& parallel_for = nullptr);
+
+// A BlockedInvertedResidual node's convolutions (graph/ops/blocked_ops.cc) prepared for the
+// kernel -- stages[0] absent without an expansion -- and the stages' activations. The
+// compiled runtime prepares one at load; the interpreter's kernel one per call.
+struct PreparedInvertedResidual {
+  std::optional<PreparedBlockedConv> stages[3];  // expand, depthwise, project
+  FusedActivation activations[3];
+};
+
+// The node's block prepared, or nullopt where the fused kernel does not take it (callers
+// run the reference kernel); an error naming the node when its operands or output do not
+// fit together.
+absl::StatusOr<std::optional<PreparedInvertedResidual>> PrepareNodeInvertedResidual(KernelContext& ctx);
+
+// Runs `prepared` on the node's operands (X, the biases, Z) into its output.
+void RunNodeInvertedResidual(const PreparedInvertedResidual& prepared, KernelContext& ctx);
 
 }  // namespace tsr
 

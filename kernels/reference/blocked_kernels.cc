@@ -1,7 +1,8 @@
 // Reference kernels of the channel-blocked layout's ops (graph/ops/blocked_ops.cc), f32
 // and f64: BlockChannels and UnblockChannels as plain index loops, and BlockedConv as
 // literally its definition -- X and Z unblocked, the reference FusedConv kernel, the
-// result blocked -- so its oracle is FusedConv's.
+// result blocked -- so its oracle is FusedConv's; BlockedInvertedResidual as its three
+// BlockedConvs in turn.
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -119,6 +120,41 @@ absl::Status BlockedConvKernel(const KernelRegistry& kernels, KernelContext& ctx
   return absl::OkStatus();
 }
 
+// BlockedInvertedResidual as literally its definition: BlockedConv (the kernel above)
+// stage after stage, the expansion only with We.
+absl::Status BlockedInvertedResidualKernel(const KernelRegistry& kernels, KernelContext& ctx) {
+  absl::StatusOr<const OpDef*> def = OpRegistry::Global().Lookup("BlockedConv");
+  if (!def.ok()) return ctx.Error(def.status().message());
+  const int64_t channels = ctx.input(InvertedResidualWeightInput(InvertedResidualStage::kDepthwise)).shape().dim(0);
+  const bool expand = ctx.has_input(InvertedResidualWeightInput(InvertedResidualStage::kExpand));
+  Tensor stage_out[2];
+  const Tensor* x = &ctx.input(0);
+  for (int s = expand ? 0 : 1; s < 3; ++s) {
+    const auto stage = static_cast<InvertedResidualStage>(s);
+    const int w = InvertedResidualWeightInput(stage), b = InvertedResidualBiasInput(stage);
+    const bool last = stage == InvertedResidualStage::kProject;
+    const Tensor* z =
+        last && ctx.has_input(kInvertedResidualResidualInput) ? &ctx.input(kInvertedResidualResidualInput) : nullptr;
+    const AttrMap attrs = InvertedResidualStageAttrs(ctx, stage, channels);
+    const std::vector<const Tensor*> inputs = {x, &ctx.input(w), ctx.has_input(b) ? &ctx.input(b) : nullptr, z};
+    Tensor* y = &ctx.output(0);
+    if (!last) {
+      std::vector<std::optional<TensorType>> types;
+      for (const Tensor* t : inputs) {
+        types.push_back(t != nullptr ? std::optional<TensorType>(TensorType(t->dtype(), t->shape())) : std::nullopt);
+      }
+      absl::StatusOr<std::vector<TensorType>> out = InferOutputTypes(**def, ctx.node_name(), attrs, types, {});
+      if (!out.ok()) return out.status();
+      stage_out[s] = Tensor((*out)[0].dtype, (*out)[0].shape);
+      y = &stage_out[s];
+    }
+    KernelContext step(**def, ctx.node_name(), attrs, inputs, {y});
+    TSR_RETURN_IF_ERROR(BlockedConvKernel(kernels, step));
+    x = y;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterReferenceBlockedKernels(KernelRegistry& registry) {
@@ -126,8 +162,10 @@ absl::Status RegisterReferenceBlockedKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(registry.Register("UnblockChannels", kReferenceDevice, kBlockedDTypes, UnblockChannelsKernel));
   // The FusedConv step runs the reference kernel registered here at the time it runs.
   const KernelRegistry* kernels = &registry;
-  return registry.Register("BlockedConv", kReferenceDevice, kBlockedDTypes,
-                           [kernels](KernelContext& ctx) { return BlockedConvKernel(*kernels, ctx); });
+  TSR_RETURN_IF_ERROR(registry.Register("BlockedConv", kReferenceDevice, kBlockedDTypes,
+                                        [kernels](KernelContext& ctx) { return BlockedConvKernel(*kernels, ctx); }));
+  return registry.Register("BlockedInvertedResidual", kReferenceDevice, kBlockedDTypes,
+                           [kernels](KernelContext& ctx) { return BlockedInvertedResidualKernel(*kernels, ctx); });
 }
 
 }  // namespace tsr

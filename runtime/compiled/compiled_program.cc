@@ -17,9 +17,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "graph/op_registry.h"
+#include "graph/ops/blocked_layout.h"
 #include "graph/status_macros.h"
 #include "kernels/collective_kernels.h"
 #include "kernels/cpu/conv_blocked.h"
+#include "kernels/cpu/conv_blocked_inverted_residual.h"
 #include "kernels/cpu/conv_prepared.h"
 #include "kernels/cpu/fused_activation.h"
 #include "kernels/cpu/fused_conv.h"
@@ -103,6 +105,9 @@ struct CompiledProgram::Step {
   // BlockedConvForward (X blocked unless x_blocked is false).
   std::unique_ptr<PreparedBlockedConv> blocked_conv;
   bool x_blocked = true;
+  // A BlockedInvertedResidual whose weights are constants: its three convolutions prepared
+  // at load, run with RunNodeInvertedResidual on the step's context.
+  std::unique_ptr<PreparedInvertedResidual> inverted_residual;
   // A FusedMatMul whose B is a constant f32 matrix: op(B) packed at load, run with
   // FusedMatMulForward on it, for matmul_rows rows of A.
   std::unique_ptr<SgemmPackedB> matmul_b;
@@ -427,6 +432,23 @@ absl::Status CompiledProgram::PrepareKernelStep(const Executable& e, int s, Step
   if (es.name == "FusedMatMul" && dtype == DType::kF32 && constant_weights && es.inputs[0] >= 0) {
     PrepareMatMul(e, s, step);
   }
+  if (es.name == "BlockedInvertedResidual" && dtype == DType::kF32) {
+    const auto constant = [&](int i) {
+      return i >= static_cast<int>(es.inputs.size()) || es.inputs[i] < 0 ||
+             e.values[es.inputs[i]].location == ValueLocation::kConstant;
+    };
+    if (constant(InvertedResidualWeightInput(InvertedResidualStage::kExpand)) &&
+        constant(InvertedResidualWeightInput(InvertedResidualStage::kDepthwise)) &&
+        constant(InvertedResidualWeightInput(InvertedResidualStage::kProject))) {
+      absl::StatusOr<std::optional<PreparedInvertedResidual>> prepared = PrepareNodeInvertedResidual(*step.context);
+      if (!prepared.ok()) return Prefixed(step.label, prepared.status());
+      // Anything the fused kernel does not take stays with the kernel (its reference fallback).
+      if (prepared->has_value()) {
+        step.inverted_residual = std::make_unique<PreparedInvertedResidual>(**std::move(prepared));
+        ++num_prepared_convolutions_;
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -640,6 +662,8 @@ absl::StatusOr<std::vector<Tensor>> CompiledProgram::Run(const std::vector<std::
                          step.bias != nullptr ? step.bias->data<float>() : nullptr,
                          step.residual != nullptr ? step.residual->data<float>() : nullptr, step.activation,
                          step.y->data<float>(), step.context->parallel_for());
+    } else if (step.inverted_residual != nullptr) {
+      RunNodeInvertedResidual(*step.inverted_residual, *step.context);
     } else if (step.blocked_conv != nullptr) {
       BlockedConvForward(*step.blocked_conv, step.x->shape().dim(0), step.x->data<float>(), step.x_blocked,
                          step.bias != nullptr ? step.bias->data<float>() : nullptr,

@@ -100,7 +100,8 @@ class CompiledProgram {
   // Steps the last Run ran while an all-reduce it issued was still in flight (0 without
   // overlap_collectives): how much of the program the communication could overlap.
   int64_t last_run_overlapped_steps() const { return last_run_overlapped_steps_; }
-  // How many Conv, FusedConv and BlockedConv steps run on weights prepared at load time.
+  // How many Conv, FusedConv, BlockedConv and BlockedInvertedResidual steps run on weights
+  // prepared at load time.
   int num_prepared_convolutions() const { return num_prepared_convolutions_; }
   // How many FusedMatMul steps run on a constant B packed at load time.
   int num_prepared_matmuls() const { return num_prepared_matmuls_; }

@@ -4,12 +4,13 @@
 #include "compiler/conversion/graph_tsr.h"
 #include "compiler/lowering/fusion_outlining.h"
 #include "compiler/lowering/fusion_tiling.h"
-#include "compiler/transforms/algebraic_simplify.h"
 #include "compiler/transforms/activation_layout.h"
-#include "compiler/transforms/weight_layout.h"
+#include "compiler/transforms/algebraic_simplify.h"
 #include "compiler/transforms/constant_fold.h"
 #include "compiler/transforms/fold_batchnorm.h"
 #include "compiler/transforms/fusion_report.h"
+#include "compiler/transforms/inverted_residual_fusion.h"
+#include "compiler/transforms/weight_layout.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace tsr {
@@ -24,6 +25,7 @@ void RegisterTesseraPasses() {
   RegisterAlgebraicSimplifyPass();
   RegisterWeightLayoutPass();
   RegisterActivationLayoutPass();
+  RegisterInvertedResidualFusionPass();
   RegisterFoldBatchNormPass();
   RegisterFusionPasses();
   RegisterOutlineFusionsPass();
