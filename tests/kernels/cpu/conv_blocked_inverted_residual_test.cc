@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "graph/ops/blocked_layout.h"
+#include "graph/tensor.h"
 #include "gtest/gtest.h"
 #include "kernels/cpu/conv_blocked.h"
 #include "kernels/cpu/cpu_features.h"
@@ -189,6 +191,48 @@ TEST_P(BlockedInvertedResidualTest, MobileNetV2sLargeBlocks) {
 }
 
 TSR_INSTANTIATE_FOR_ALL_ISAS(BlockedInvertedResidualTest);
+
+// The graph op through the cpu kernel registry against its reference kernel (the three
+// reference BlockedConvs), with and without the expansion, at 1 and 3 threads.
+TEST(BlockedInvertedResidualOpTest, CpuKernelMatchesReference) {
+  std::mt19937 rng(11);
+  for (bool expand : {true, false}) {
+    SCOPED_TRACE(absl::StrCat("expand=", expand));
+    const int64_t c = expand ? 16 : 40, e = 40, m = 20;
+    // Z: lanes past the 20 channels zero, as a blocked activation holds them.
+    Tensor z = testing::RandomF32(rng, Shape({2, 2, 5, 4, 16}));
+    for (int64_t i = 0; i < z.num_elements(); ++i) {
+      if (i / (5 * 4 * 16) % 2 == 1 && i % 16 >= 4) z.flat<float>()[i] = 0.0f;
+    }
+    Tensor x = testing::RandomF32(rng, Shape({2, ChannelBlocks(c), 9, 7, 16}));
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      const int64_t block = i / (9 * 7 * 16) % ChannelBlocks(c);
+      if (block * 16 + i % 16 >= c) x.flat<float>()[i] = 0.0f;
+    }
+    std::vector<std::optional<Tensor>> inputs = {x};
+    if (expand) {
+      inputs.push_back(testing::RandomF32(rng, Shape({e, c, 1, 1})));
+      inputs.push_back(testing::RandomF32(rng, Shape({e})));
+    } else {
+      inputs.push_back(std::nullopt);
+      inputs.push_back(std::nullopt);
+    }
+    inputs.push_back(testing::RandomF32(rng, Shape({e, 1, 3, 3})));
+    inputs.push_back(testing::RandomF32(rng, Shape({e})));
+    inputs.push_back(testing::RandomF32(rng, Shape({m, e, 1, 1})));
+    inputs.push_back(std::nullopt);
+    inputs.push_back(z);
+    AttrMap attrs;
+    attrs["strides"] = AttrValue::Ints({2, 2});
+    attrs["pads"] = AttrValue::Ints({1, 1, 1, 1});
+    attrs["expand_activation"] = AttrValue::String("Clip");
+    attrs["expand_min"] = AttrValue::Float(0.0);
+    attrs["expand_max"] = AttrValue::Float(6.0);
+    attrs["depthwise_activation"] = AttrValue::String("Relu");
+    attrs["project_activation"] = AttrValue::String("Sigmoid");
+    testing::ExpectCpuMatchesReference("BlockedInvertedResidual", inputs, attrs, 1e-5);
+  }
+}
 
 TEST(BlockedInvertedResidualAppliesTest, RefusesChainsThatDoNotFit) {
   const ConvGeometry expand = Geometry(16, 96, 28, 28, 1, 1, 1);
