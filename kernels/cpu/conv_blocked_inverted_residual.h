@@ -18,8 +18,8 @@
 // Where it pays, measured with the caches evicted between calls as a model's 13 MB weight
 // stream evicts them (one thread): MobileNetV2's blocks at 112 x 112 and 56 x 56 run in
 // 0.72-0.79 of the three calls' time; from 28 x 28 down, where the expanded activations
-// fit in L2 anyway, 0.98-1.10. With warm caches the two are even. Not yet made by the
-// compiler: the graph op and the fusion pass that picks these blocks come next.
+// fit in L2 anyway, 0.98-1.10. With warm caches the two are even. The compiler makes
+// BlockedInvertedResidual nodes for it (compiler/transforms/inverted_residual_fusion.h).
 #ifndef TESSERA_KERNELS_CPU_CONV_BLOCKED_INVERTED_RESIDUAL_H_
 #define TESSERA_KERNELS_CPU_CONV_BLOCKED_INVERTED_RESIDUAL_H_
 
