@@ -106,35 +106,37 @@ InferenceContext StageContext(const InferenceContext& ctx, const OpDef& fused_co
 // expand stage is absent (nullopt) without We.
 absl::StatusOr<std::vector<std::optional<InferenceContext>>> InferStages(const InferenceContext& ctx,
                                                                          const OpDef& fused_conv) {
-  for (int i : {3, 5}) {
+  const int we = InvertedResidualWeightInput(InvertedResidualStage::kExpand);
+  const int wd = InvertedResidualWeightInput(InvertedResidualStage::kDepthwise);
+  for (int i : {we, wd, InvertedResidualWeightInput(InvertedResidualStage::kProject)}) {
+    if (i == we && !ctx.has_input(i)) continue;  // the expansion is optional
     if (!ctx.has_input(i) || ctx.input_rank(i) != 4) {
       return ctx.Error(absl::StrCat("input ", i, " ('", ctx.op_def().inputs[i].name, "') must be a 4-D weight, got ",
                                     ctx.has_input(i) ? ctx.input_shape(i).ToString() : "none"));
     }
   }
-  if (ctx.has_input(1) && ctx.input_rank(1) != 4) {
-    return ctx.Error(absl::StrCat("input 1 ('We') must be a 4-D weight, got ", ctx.input_shape(1).ToString()));
+  if (!ctx.has_input(we) && ctx.has_input(InvertedResidualBiasInput(InvertedResidualStage::kExpand))) {
+    return ctx.Error("input 2 ('Be') is given without input 1 ('We')");
   }
-  if (!ctx.has_input(1) && ctx.has_input(2)) return ctx.Error("input 2 ('Be') is given without input 1 ('We')");
-  const int64_t in_channels = ctx.has_input(1) ? ctx.input_shape(1).dim(1) : ctx.input_shape(3).dim(0);
+  const int64_t in_channels = ctx.has_input(we) ? ctx.input_shape(we).dim(1) : ctx.input_shape(wd).dim(0);
   TSR_ASSIGN_OR_RETURN(Shape x, PlainShape(ctx, 0, ctx.input_shape(0), in_channels));
   std::vector<std::optional<InferenceContext>> stages(3);
-  for (int stage = ctx.has_input(1) ? 0 : 1; stage < 3; ++stage) {
+  for (int stage = ctx.has_input(we) ? 0 : 1; stage < 3; ++stage) {
     stages[stage].emplace(StageContext(ctx, fused_conv, stage, std::move(x)));
     TSR_RETURN_IF_ERROR(fused_conv.infer(*stages[stage]));
     x = stages[stage]->output(0).shape;
   }
   // The pointwise stages are 1x1; the depthwise one is depthwise.
-  for (int stage : {0, 2}) {
-    if (stages[stage].has_value() &&
-        (ctx.input_shape(1 + 2 * stage).dim(2) != 1 || ctx.input_shape(1 + 2 * stage).dim(3) != 1)) {
-      return ctx.Error(absl::StrCat("the ", kStagePrefixes[stage], "weights ",
-                                    ctx.input_shape(1 + 2 * stage).ToString(), " are not 1x1"));
+  for (InvertedResidualStage stage : {InvertedResidualStage::kExpand, InvertedResidualStage::kProject}) {
+    const int w = InvertedResidualWeightInput(stage);
+    if (ctx.has_input(w) && (ctx.input_shape(w).dim(2) != 1 || ctx.input_shape(w).dim(3) != 1)) {
+      return ctx.Error(absl::StrCat("the ", kStagePrefixes[static_cast<int>(stage)], "weights ",
+                                    ctx.input_shape(w).ToString(), " are not 1x1"));
     }
   }
-  if (ctx.input_shape(3).dim(1) != 1) {
+  if (ctx.input_shape(wd).dim(1) != 1) {
     return ctx.Error(
-        absl::StrCat("the depthwise weights ", ctx.input_shape(3).ToString(), " are not [channels, 1, kh, kw]"));
+        absl::StrCat("the depthwise weights ", ctx.input_shape(wd).ToString(), " are not [channels, 1, kh, kw]"));
   }
   return stages;
 }
@@ -165,8 +167,9 @@ absl::Status RegisterBlockedInvertedResidual(OpRegistry& registry, const OpDef& 
   b.Infer([conv](InferenceContext& ctx) -> absl::Status {
      TSR_ASSIGN_OR_RETURN(std::vector<std::optional<InferenceContext>> stages, InferStages(ctx, *conv));
      const Shape y = BlockedShape(stages[2]->output(0).shape);
-     if (ctx.has_input(7) && ctx.input_shape(7) != y) {
-       return ctx.Error(absl::StrCat("input 7 ('Z', the residual) has shape ", ctx.input_shape(7).ToString(),
+     const int z = kInvertedResidualResidualInput;
+     if (ctx.has_input(z) && ctx.input_shape(z) != y) {
+       return ctx.Error(absl::StrCat("input 7 ('Z', the residual) has shape ", ctx.input_shape(z).ToString(),
                                      " but must have exactly the output's shape ", y.ToString()));
      }
      ctx.set_output(0, ctx.input_dtype(0), y);
@@ -174,7 +177,7 @@ absl::Status RegisterBlockedInvertedResidual(OpRegistry& registry, const OpDef& 
    }).Flops([conv](const InferenceContext& ctx) -> int64_t {
     absl::StatusOr<std::vector<std::optional<InferenceContext>>> stages = InferStages(ctx, *conv);
     if (!stages.ok()) return 0;
-    int64_t flops = ctx.has_input(7) ? OutputElements(*(*stages)[2]) : 0;
+    int64_t flops = ctx.has_input(kInvertedResidualResidualInput) ? OutputElements(*(*stages)[2]) : 0;
     for (const std::optional<InferenceContext>& stage : *stages) {
       if (stage.has_value()) flops += conv->flops(*stage);
     }

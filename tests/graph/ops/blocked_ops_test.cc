@@ -57,6 +57,49 @@ TEST(BlockedConvTest, AgreesWithFusedConvOnThePlainShapes) {
   EXPECT_THAT(Infer1("BlockedConv", {F32({2, 1, 10, 16}), F32({16, 16, 3})}), Yields(F32({2, 1, 8, 16})));
 }
 
+TEST(BlockedInvertedResidualTest, ChainsTheThreeStagesShapes) {
+  // MobileNetV2's 24 -> 144 -> (3x3/2) -> 32 at 56 x 56, with biases.
+  const AttrMap window = {{"strides", Ints({2, 2})}, {"pads", Ints({1, 1, 1, 1})}};
+  EXPECT_THAT(Infer1("BlockedInvertedResidual",
+                     {F32({kN, 2, 56, 56, 16}), F32({144, 24, 1, 1}), F32({144}), F32({144, 1, 3, 3}), F32({144}),
+                      F32({32, 144, 1, 1}), F32({32})},
+                     window),
+              Yields(F32({kN, 2, 28, 28, 16})));
+  // Without the expansion (X holds the depthwise channels), with the residual.
+  EXPECT_THAT(Infer1("BlockedInvertedResidual",
+                     {F32({1, 2, 112, 112, 16}), std::nullopt, std::nullopt, F32({32, 1, 3, 3}), std::nullopt,
+                      F32({16, 32, 1, 1}), std::nullopt, F32({1, 1, 112, 112, 16})},
+                     {{"pads", Ints({1, 1, 1, 1})}}),
+              Yields(F32({1, 1, 112, 112, 16})));
+}
+
+TEST(BlockedInvertedResidualTest, MismatchesAreErrors) {
+  const AttrMap pads = {{"pads", Ints({1, 1, 1, 1})}};
+  // A 3x3 projection.
+  EXPECT_THAT(Infer1("BlockedInvertedResidual",
+                     {F32({1, 1, 8, 8, 16}), F32({32, 16, 1, 1}), std::nullopt, F32({32, 1, 3, 3}), std::nullopt,
+                      F32({16, 32, 3, 3})},
+                     pads),
+              IsInvalidWith("the project_weights [16,32,3,3] are not 1x1"));
+  // The residual does not have the output's shape.
+  EXPECT_THAT(Infer1("BlockedInvertedResidual",
+                     {F32({1, 1, 8, 8, 16}), F32({32, 16, 1, 1}), std::nullopt, F32({32, 1, 3, 3}), std::nullopt,
+                      F32({16, 32, 1, 1}), std::nullopt, F32({1, 1, 4, 4, 16})},
+                     pads),
+              IsInvalidWith("input 7 ('Z', the residual) has shape [1,1,4,4,16]"));
+  // X does not hold the expansion's input channels; an expansion bias without weights.
+  EXPECT_THAT(Infer1("BlockedInvertedResidual",
+                     {F32({1, 2, 8, 8, 16}), F32({32, 16, 1, 1}), std::nullopt, F32({32, 1, 3, 3}), std::nullopt,
+                      F32({16, 32, 1, 1})},
+                     pads),
+              IsInvalidWith("a blocked activation of 16 channels"));
+  EXPECT_THAT(
+      Infer1("BlockedInvertedResidual",
+             {F32({1, 2, 8, 8, 16}), std::nullopt, F32({32}), F32({32, 1, 3, 3}), std::nullopt, F32({16, 32, 1, 1})},
+             pads),
+      IsInvalidWith("input 2 ('Be') is given without input 1 ('We')"));
+}
+
 TEST(BlockedConvTest, MismatchesNameTheInput) {
   EXPECT_THAT(Infer1("BlockedConv", {F32({1, 2, 8, 8, 16}), F32({16, 40, 1, 1})}),
               IsInvalidWith("input 0 ('X') has shape [1,2,8,8,16] but a blocked activation of 40 channels"));
