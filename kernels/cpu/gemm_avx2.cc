@@ -119,7 +119,8 @@ const MicroKernel& Avx2MicroKernel() {
                                        SimdGemv<Avx2Vec>::Gemv,
                                        SimdEpilogueRow<Avx2Vec>::Row,
                                        /*pack_b_transposed_strip=*/nullptr,
-                                       SimdDot<Avx2Vec>::Rows};
+                                       SimdDot<Avx2Vec>::Rows,
+                                       Avx2Kernel::KernelRowsA};
   return kKernel;
 }
 

@@ -122,7 +122,8 @@ const MicroKernel& Avx512MicroKernel() {
                                        SimdGemv<Avx512Vec>::Gemv,
                                        SimdEpilogueRow<Avx512Vec>::Row,
                                        PackTransposedBStripAvx512,
-                                       SimdDot<Avx512Vec>::Rows};
+                                       SimdDot<Avx512Vec>::Rows,
+                                       Avx512Kernel::KernelRowsA};
   return kKernel;
 }
 

@@ -54,13 +54,15 @@ struct SimdMicroKernel {
   // kPackB: B is read from a row-major matrix (row p at b + p * ldb, all kNr columns
   // present) and each row is also written to the packed strip b_dst, so the first
   // micro-tile of a strip packs it while computing; the arithmetic is the same.
+  // kRowsA: A is read in place from a row-major matrix (row i at a + i * lda), not from
+  // a packed strip; rows past m_eff repeat the last one (computed, never stored).
   // Only the first kRows (>= m_eff) rows of the tile are computed: a strip of A is
   // always kMr rows wide (zero padded), but the last strip of an M that is not a
   // multiple of kMr (128 = 21 * 6 + 2) need not pay for the padding rows. Each element
   // sees the same operations whatever kRows.
-  template <bool kPackB, int kRows>
-  static inline void Run(int64_t kc, const float* a, const float* b, int64_t ldb, float* b_dst, float* c, int64_t ldc,
-                         int m_eff, int n_eff, float alpha, float beta, bool first) {
+  template <bool kPackB, bool kRowsA, int kRows>
+  static inline void Run(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* b_dst, float* c,
+                         int64_t ldc, int m_eff, int n_eff, float alpha, float beta, bool first) {
     // C is written (and, after the first kc block, read) only after the kc loop: ask
     // for its rows now so that they arrive from L2/L3 while the FMAs run instead of
     // stalling the stores. A prefetch never faults, but stay inside the tile anyway.
@@ -74,6 +76,11 @@ struct SimdMicroKernel {
     T acc[kRows][2];
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) acc[i][0] = acc[i][1] = V::Zero();
+    const float* a_rows[kRows];
+    if constexpr (kRowsA) {
+#pragma GCC unroll 16
+      for (int i = 0; i < kRows; ++i) a_rows[i] = a + (i < m_eff ? i : m_eff - 1) * lda;
+    }
 #pragma GCC unroll 4
     for (int64_t p = 0; p < kc; ++p) {
       T b0, b1;
@@ -95,11 +102,11 @@ struct SimdMicroKernel {
       }
 #pragma GCC unroll 16
       for (int i = 0; i < kRows; ++i) {
-        const T ai = V::Broadcast(a + i);
+        const T ai = kRowsA ? V::Broadcast(a_rows[i] + p) : V::Broadcast(a + i);
         acc[i][0] = V::Fma(ai, b0, acc[i][0]);
         acc[i][1] = V::Fma(ai, b1, acc[i][1]);
       }
-      a += kMr;
+      if constexpr (!kRowsA) a += kMr;
     }
     const T va = V::Set1(alpha);
     const T vb = V::Set1(beta);
@@ -124,36 +131,44 @@ struct SimdMicroKernel {
   }
 
   // Run with the fewest rows among kMr and the narrower instantiations that cover m_eff.
-  template <bool kPackB>
-  static inline void RunRows(int64_t kc, const float* a, const float* b, int64_t ldb, float* b_dst, float* c,
-                             int64_t ldc, int m_eff, int n_eff, float alpha, float beta, bool first) {
+  template <bool kPackB, bool kRowsA>
+  static inline void RunRows(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* b_dst,
+                             float* c, int64_t ldc, int m_eff, int n_eff, float alpha, float beta, bool first) {
+#define TSR_RUN_ROWS(rows) \
+  return Run<kPackB, kRowsA, rows>(kc, a, lda, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first)
     if constexpr (kMr > 2) {
-      if (m_eff <= 2) return Run<kPackB, 2>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+      if (m_eff <= 2) TSR_RUN_ROWS(2);
     }
     if constexpr (kMr > 4) {
-      if (m_eff <= 4) return Run<kPackB, 4>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+      if (m_eff <= 4) TSR_RUN_ROWS(4);
     }
     if constexpr (kMr > 8) {
-      if (m_eff <= 8) return Run<kPackB, 8>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+      if (m_eff <= 8) TSR_RUN_ROWS(8);
     }
     // Channel counts like 24, 96 or 320 leave 10 or 12 rows in their last strip.
     if constexpr (kMr > 10) {
-      if (m_eff <= 10) return Run<kPackB, 10>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+      if (m_eff <= 10) TSR_RUN_ROWS(10);
     }
     if constexpr (kMr > 12) {
-      if (m_eff <= 12) return Run<kPackB, 12>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+      if (m_eff <= 12) TSR_RUN_ROWS(12);
     }
-    Run<kPackB, kMr>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+    TSR_RUN_ROWS(kMr);
+#undef TSR_RUN_ROWS
   }
 
   static void Kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m_eff, int n_eff,
                      float alpha, float beta, bool first) {
-    RunRows<false>(kc, a, b, 0, nullptr, c, ldc, m_eff, n_eff, alpha, beta, first);
+    RunRows<false, false>(kc, a, 0, b, 0, nullptr, c, ldc, m_eff, n_eff, alpha, beta, first);
   }
 
   static void KernelPackB(int64_t kc, const float* a, const float* b, int64_t ldb, float* b_dst, float* c, int64_t ldc,
                           int m_eff, int n_eff, float alpha, float beta, bool first) {
-    RunRows<true>(kc, a, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+    RunRows<true, false>(kc, a, 0, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+  }
+
+  static void KernelRowsA(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, int m_eff,
+                          int n_eff, float alpha, float beta, bool first) {
+    RunRows<false, true>(kc, a, lda, b, 0, nullptr, c, ldc, m_eff, n_eff, alpha, beta, first);
   }
 };
 

@@ -441,6 +441,58 @@ TEST(SgemmPackedTest, BitwiseEqualToPlainSgemmAtAnySplit) {
   }
 }
 
+// A plain row-major A against a pre-packed or caller-packed B, within one mc block and
+// up to 1024 columns of C, is read in place by the micro-kernel instead of packed: the
+// same operations on every element as packing it (SgemmPackedA), at every row tail of
+// the micro-tile, row strides that do and do not take the in-place path (a multiple
+// of 512 floats packs), more than 1024 columns (packs), several kc blocks, epilogues and
+// thread splits. A is allocated to its last row exactly, so a read past row m is an
+// ASan error.
+TEST(SgemmPackedTest, AReadInPlaceIsBitwiseThePackedA) {
+  struct Shape3 {
+    int64_t m, n, k, lda;
+  };
+  std::vector<Shape3> shapes;
+  for (int64_t m = 1; m <= 30; ++m) shapes.push_back({m, 37 + m, 300, 300 + m % 3});
+  for (const Shape3& s : {Shape3{64, 256, 784, 784}, Shape3{64, 1000, 200, 200}, Shape3{20, 1100, 100, 100},
+                          Shape3{33, 70, 520, 1024}, Shape3{128, 768, 768, 768}, Shape3{336, 40, 50, 50}}) {
+    shapes.push_back(s);
+  }
+  uint32_t seed = 6000;
+  for (CpuIsa isa : SupportedIsas()) {
+    for (const Shape3& s : shapes) {
+      SCOPED_TRACE(
+          absl::StrCat("seed=", seed, " isa=", CpuIsaName(isa), " m=", s.m, " n=", s.n, " k=", s.k, " lda=", s.lda));
+      std::mt19937 rng(seed++);
+      const std::vector<float> a = RandomVector(rng, (s.m - 1) * s.lda + s.k);
+      const std::vector<float> b = RandomVector(rng, s.k * s.n);
+      const std::vector<float> c0 = RandomVector(rng, s.m * s.n);
+      const std::vector<float> bias = RandomVector(rng, s.n);
+      const std::vector<float> residual = RandomVector(rng, s.m * s.n);
+      GemmOptions plain;
+      plain.isa = isa;
+      plain.epilogue.bias = bias.data();
+      plain.epilogue.activation = GemmActivation::kRelu;
+      plain.epilogue.residual = residual.data();
+      plain.epilogue.ldr = s.n;
+      std::vector<float> want = c0;
+      RunEntry(Entry::kPackedA, false, false, s.m, s.n, s.k, 1.5f, a.data(), s.lda, b.data(), s.n, 0.25f, want.data(),
+               s.n, plain);
+      for (Entry entry : {Entry::kPackedB, Entry::kBPacker}) {
+        for (int chunks : {1, 2, 3, 1000}) {
+          GemmOptions options = plain;
+          if (chunks > 1) options.parallel_for = ThreadedParallelFor(chunks);
+          std::vector<float> c = c0;
+          RunEntry(entry, false, false, s.m, s.n, s.k, 1.5f, a.data(), s.lda, b.data(), s.n, 0.25f, c.data(), s.n,
+                   options);
+          EXPECT_TRUE(c == want) << "entry " << static_cast<int>(entry) << " split " << chunks
+                                 << " differs from the packed A";
+        }
+      }
+    }
+  }
+}
+
 TEST(SgemmPackedTest, OnePackedAServesManyCallsAndThreads) {
   std::mt19937 rng(5000);
   const int64_t m = 50, k = 300, n = 40, calls = 6;
