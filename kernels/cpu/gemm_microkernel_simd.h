@@ -17,6 +17,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cpu/gemm_microkernel.h"
 
@@ -76,7 +77,7 @@ struct SimdMicroKernel {
     T acc[kRows][2];
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) acc[i][0] = acc[i][1] = V::Zero();
-    const float* a_rows[kRows];
+    [[maybe_unused]] const float* a_rows[kRows];
     if constexpr (kRowsA) {
 #pragma GCC unroll 16
       for (int i = 0; i < kRows; ++i) a_rows[i] = a + (i < m_eff ? i : m_eff - 1) * lda;
@@ -102,7 +103,12 @@ struct SimdMicroKernel {
       }
 #pragma GCC unroll 16
       for (int i = 0; i < kRows; ++i) {
-        const T ai = kRowsA ? V::Broadcast(a_rows[i] + p) : V::Broadcast(a + i);
+        T ai;
+        if constexpr (kRowsA) {
+          ai = V::Broadcast(a_rows[i] + p);
+        } else {
+          ai = V::Broadcast(a + i);
+        }
         acc[i][0] = V::Fma(ai, b0, acc[i][0]);
         acc[i][1] = V::Fma(ai, b1, acc[i][1]);
       }
@@ -134,26 +140,27 @@ struct SimdMicroKernel {
   template <bool kPackB, bool kRowsA>
   static inline void RunRows(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* b_dst,
                              float* c, int64_t ldc, int m_eff, int n_eff, float alpha, float beta, bool first) {
-#define TSR_RUN_ROWS(rows) \
-  return Run<kPackB, kRowsA, rows>(kc, a, lda, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first)
+    const auto run = [&](auto rows) {
+      return Run<kPackB, kRowsA, decltype(rows)::value>(kc, a, lda, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta,
+                                                        first);
+    };
     if constexpr (kMr > 2) {
-      if (m_eff <= 2) TSR_RUN_ROWS(2);
+      if (m_eff <= 2) return run(std::integral_constant<int, 2>{});
     }
     if constexpr (kMr > 4) {
-      if (m_eff <= 4) TSR_RUN_ROWS(4);
+      if (m_eff <= 4) return run(std::integral_constant<int, 4>{});
     }
     if constexpr (kMr > 8) {
-      if (m_eff <= 8) TSR_RUN_ROWS(8);
+      if (m_eff <= 8) return run(std::integral_constant<int, 8>{});
     }
     // Channel counts like 24, 96 or 320 leave 10 or 12 rows in their last strip.
     if constexpr (kMr > 10) {
-      if (m_eff <= 10) TSR_RUN_ROWS(10);
+      if (m_eff <= 10) return run(std::integral_constant<int, 10>{});
     }
     if constexpr (kMr > 12) {
-      if (m_eff <= 12) TSR_RUN_ROWS(12);
+      if (m_eff <= 12) return run(std::integral_constant<int, 12>{});
     }
-    TSR_RUN_ROWS(kMr);
-#undef TSR_RUN_ROWS
+    run(std::integral_constant<int, kMr>{});
   }
 
   static void Kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int m_eff, int n_eff,
