@@ -8,9 +8,9 @@
 // B is packed once (split over the threads) into a buffer every task reads, instead
 // of once per task. A plain row-major B that nobody packed is packed by the
 // micro-kernel itself as it first reads each strip (MicroKernelPackBFn). A plain A of
-// at most one mc block against an already packed B, for at most 1024 columns, is not
-// packed at all: the micro-kernel reads its rows in place (MicroKernelRowsAFn). Also
-// holds the portable scalar micro-kernel.
+// at most one mc block, for at most 1024 columns of C, is not packed at all: the
+// micro-kernel reads its rows in place (MicroKernelRowsAFn). Also holds the portable
+// scalar micro-kernel.
 #include "kernels/cpu/gemm.h"
 
 #include <algorithm>
@@ -297,7 +297,7 @@ bool FusesBPacking(const Problem& pr, const MicroKernel& mk) {
 }
 
 // Runs the micro-kernel over an mc x nc block of C from A and packed B blocks. When
-// b_fill is set (then b_pack == b_fill, and A is packed), B is not packed yet: each
+// b_fill is set (then b_pack == b_fill), B is not packed yet: each
 // nr-column strip of it (depth [pc, pc + kc)) is packed into b_fill by the strip's
 // first micro-tile (a partial last strip by PackB).
 void MacroKernel(const Problem& pr, const MicroKernel& mk, ABlockView a, const float* b_pack, float* b_fill, int64_t pc,
@@ -309,8 +309,14 @@ void MacroKernel(const Problem& pr, const MicroKernel& mk, ABlockView a, const f
     int64_t ir = 0;
     if (b_fill != nullptr && n_eff == mk.nr) {
       const int m_eff = static_cast<int>(std::min<int64_t>(mk.mr, mc));
-      mk.fn_pack_b(kc, a_pack, pr.b + pc * pr.ldb + jc + jr, pr.ldb, b_fill + jr * kc, pr.c + ic * pr.ldc + jc + jr,
-                   pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
+      const float* b_rows = pr.b + pc * pr.ldb + jc + jr;
+      float* c = pr.c + ic * pr.ldc + jc + jr;
+      if (a.lda != 0) {
+        mk.fn_rows_a(kc, a_pack, a.lda, b_rows, pr.ldb, b_fill + jr * kc, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta,
+                     first);
+      } else {
+        mk.fn_pack_b(kc, a_pack, b_rows, pr.ldb, b_fill + jr * kc, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
+      }
       ir = mk.mr;
     } else if (b_fill != nullptr) {
       PackB(pr, mk, pc, jc + jr, kc, n_eff, b_fill + jr * kc);
@@ -319,7 +325,8 @@ void MacroKernel(const Problem& pr, const MicroKernel& mk, ABlockView a, const f
       const int m_eff = static_cast<int>(std::min<int64_t>(mk.mr, mc - ir));
       float* c = pr.c + (ic + ir) * pr.ldc + jc + jr;
       if (a.lda != 0) {
-        mk.fn_rows_a(kc, a_pack + ir * a.lda, a.lda, b_strip, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
+        mk.fn_rows_a(kc, a_pack + ir * a.lda, a.lda, b_strip, 0, nullptr, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta,
+                     first);
       } else {
         mk.fn(kc, a_pack + ir * kc, b_strip, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
       }
@@ -398,17 +405,17 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
 // copies against 2 * m * n * k flops, so its share falls with n, while reading 14 rows
 // in place touches 14 cache lines per step of a strip instead of one: 64x256x784 and
 // 64x512x300 ran 7% faster in place, 128x768x768 the same, 128x2304x768 and
-// 128x3072x768 3-5% slower (pre-packed B, one thread).
+// 128x3072x768 3-5% slower (pre-packed B, one thread). At two threads in place also
+// saves the shared packing pass and its join: 64x256x256 0.56 of the packed time.
 constexpr int64_t kMaxInPlaceAColumns = 1024;
 
 // Whether the micro-kernel reads A's rows in place (MicroKernelRowsAFn) instead of
 // packed blocks: a plain row-major A within one mc block (packed, each kc block would be
-// copied once for all of C's few columns), B not packed by the micro-kernel as it runs
-// (that variant reads a packed A), and a row stride that is not a multiple of 512 floats
-// (2 KiB: 7 or all 14 rows of a strip would share the same few L1 sets).
+// copied once for all of C's few columns), and a row stride that is not a multiple of
+// 512 floats (2 KiB: 7 or all 14 rows of a strip would share the same few L1 sets).
 bool ReadsAInPlace(const Problem& pr, const MicroKernel& mk, int64_t m, int64_t n) {
   return mk.fn_rows_a != nullptr && pr.a != nullptr && pr.packed_a == nullptr && !pr.trans_a && m <= mk.mc &&
-         n <= kMaxInPlaceAColumns && !FusesBPacking(pr, mk) && pr.lda % 512 != 0;
+         n <= kMaxInPlaceAColumns && pr.lda % 512 != 0;
 }
 
 // C = beta * C (+ epilogue) when there is no product to add (k == 0 or alpha == 0).

@@ -36,10 +36,12 @@ using MicroKernelPackBFn = void (*)(int64_t kc, const float* a, const float* b, 
 // MicroKernelFn that reads A in place from a row-major matrix (row i of the strip at
 // a + i * lda, only rows < m_eff read) instead of a packed strip: a block of A that
 // only a few strips of B meet (M within one mc block) costs no packing pass, whose
-// copies run at a float or two a cycle against the micro-kernel's 32 flops. The
-// arithmetic is exactly MicroKernelFn's.
-using MicroKernelRowsAFn = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
-                                    int m_eff, int n_eff, float alpha, float beta, bool first);
+// copies run at a float or two a cycle against the micro-kernel's 32 flops. With b_dst
+// null, b is a packed strip (ldb unused); otherwise B is read from a row-major matrix
+// and packed to b_dst as MicroKernelPackBFn does. The arithmetic is exactly
+// MicroKernelFn's.
+using MicroKernelRowsAFn = void (*)(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* b_dst,
+                                    float* c, int64_t ldc, int m_eff, int n_eff, float alpha, float beta, bool first);
 // The M = 1 product with a plain B (gemv_simd.h): c[j] for j < n from A's row a (k
 // contiguous floats) and B read in place (row p at b + p * ldb), with the contract's
 // alpha/beta rules; kc is the micro-kernel's depth block (it gets exactly the blocked

@@ -441,13 +441,13 @@ TEST(SgemmPackedTest, BitwiseEqualToPlainSgemmAtAnySplit) {
   }
 }
 
-// A plain row-major A against a pre-packed or caller-packed B, within one mc block and
-// up to 1024 columns of C, is read in place by the micro-kernel instead of packed: the
-// same operations on every element as packing it (SgemmPackedA), at every row tail of
-// the micro-tile, row strides that do and do not take the in-place path (a multiple
-// of 512 floats packs), more than 1024 columns (packs), several kc blocks, epilogues and
-// thread splits. A is allocated to its last row exactly, so a read past row m is an
-// ASan error.
+// A plain row-major A within one mc block and up to 1024 columns of C is read in place
+// by the micro-kernel instead of packed, against a plain B (packed by the micro-kernel as
+// it reads it), a pre-packed B or a caller-packed one: the same operations on every
+// element as packing it (SgemmPackedA), at every row tail of the micro-tile, row strides
+// that do and do not take the in-place path (a multiple of 512 floats packs), more than
+// 1024 columns (packs), several kc blocks, epilogues and thread splits. A is allocated to
+// its last row exactly, so a read past row m is an ASan error.
 TEST(SgemmPackedTest, AReadInPlaceIsBitwiseThePackedA) {
   struct Shape3 {
     int64_t m, n, k, lda;
@@ -478,7 +478,7 @@ TEST(SgemmPackedTest, AReadInPlaceIsBitwiseThePackedA) {
       std::vector<float> want = c0;
       RunEntry(Entry::kPackedA, false, false, s.m, s.n, s.k, 1.5f, a.data(), s.lda, b.data(), s.n, 0.25f, want.data(),
                s.n, plain);
-      for (Entry entry : {Entry::kPackedB, Entry::kBPacker}) {
+      for (Entry entry : {Entry::kPlain, Entry::kPackedB, Entry::kBPacker}) {
         for (int chunks : {1, 2, 3, 1000}) {
           GemmOptions options = plain;
           if (chunks > 1) options.parallel_for = ThreadedParallelFor(chunks);
