@@ -229,11 +229,11 @@ struct ABlockView {
 };
 
 // The mc x kc block of A for rows [row0, row0 + mc), depth [p0, p0 + kc): A itself when
-// `in_place` (ReadsAInPlace), found in the pre-packed A (row0 is a multiple of mr, p0
-// of the kc block), or packed into `buffer`.
+// pr.a_in_place, found in the pre-packed A (row0 is a multiple of mr, p0 of the kc
+// block), or packed into `buffer`.
 ABlockView ABlock(const Problem& pr, const MicroKernel& mk, int64_t row0, int64_t p0, int64_t mc, int64_t kc,
-                  float* buffer, bool in_place) {
-  if (in_place) return {pr.a + row0 * pr.lda + p0, pr.lda};
+                  float* buffer) {
+  if (pr.a_in_place) return {pr.a + row0 * pr.lda + p0, pr.lda};
   if (pr.packed_a != nullptr) return {pr.packed_a + p0 * pr.packed_m_padded + row0 * kc, 0};
   PackA(pr, mk, row0, p0, mc, kc, buffer);
   return {buffer, 0};
@@ -297,39 +297,37 @@ bool FusesBPacking(const Problem& pr, const MicroKernel& mk) {
 }
 
 // Runs the micro-kernel over an mc x nc block of C from A and packed B blocks. When
-// b_fill is set (then b_pack == b_fill), B is not packed yet: each
-// nr-column strip of it (depth [pc, pc + kc)) is packed into b_fill by the strip's
-// first micro-tile (a partial last strip by PackB).
+// b_fill is set (then b_pack == b_fill), B is not packed yet: each nr-column strip of
+// it (depth [pc, pc + kc)) is packed into b_fill by the strip's first micro-tile (a
+// partial last strip by PackB).
 void MacroKernel(const Problem& pr, const MicroKernel& mk, ABlockView a, const float* b_pack, float* b_fill, int64_t pc,
                  int64_t ic, int64_t mc, int64_t jc, int64_t nc, int64_t kc, bool first) {
-  const float* a_pack = a.data;
+  // The micro-tile of rows [ir, ir + m_eff) of the block and columns [jr, jr + n_eff):
+  // A packed or in place; B a packed strip (b_dst null) or rows of stride ldb that the
+  // micro-kernel packs into b_dst as it reads them.
+  const auto tile = [&](int64_t ir, int64_t jr, int m_eff, int n_eff, const float* b, int64_t ldb, float* b_dst) {
+    float* c = pr.c + (ic + ir) * pr.ldc + jc + jr;
+    if (a.lda != 0) {
+      mk.fn_rows_a(kc, a.data + ir * a.lda, a.lda, b, ldb, b_dst, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
+    } else if (b_dst != nullptr) {
+      mk.fn_pack_b(kc, a.data + ir * kc, b, ldb, b_dst, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
+    } else {
+      mk.fn(kc, a.data + ir * kc, b, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
+    }
+  };
   for (int64_t jr = 0; jr < nc; jr += mk.nr) {
     const int n_eff = static_cast<int>(std::min<int64_t>(mk.nr, nc - jr));
     const float* b_strip = b_pack + jr * kc;
     int64_t ir = 0;
     if (b_fill != nullptr && n_eff == mk.nr) {
-      const int m_eff = static_cast<int>(std::min<int64_t>(mk.mr, mc));
-      const float* b_rows = pr.b + pc * pr.ldb + jc + jr;
-      float* c = pr.c + ic * pr.ldc + jc + jr;
-      if (a.lda != 0) {
-        mk.fn_rows_a(kc, a_pack, a.lda, b_rows, pr.ldb, b_fill + jr * kc, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta,
-                     first);
-      } else {
-        mk.fn_pack_b(kc, a_pack, b_rows, pr.ldb, b_fill + jr * kc, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
-      }
+      tile(0, jr, static_cast<int>(std::min<int64_t>(mk.mr, mc)), n_eff, pr.b + pc * pr.ldb + jc + jr, pr.ldb,
+           b_fill + jr * kc);
       ir = mk.mr;
     } else if (b_fill != nullptr) {
       PackB(pr, mk, pc, jc + jr, kc, n_eff, b_fill + jr * kc);
     }
     for (; ir < mc; ir += mk.mr) {
-      const int m_eff = static_cast<int>(std::min<int64_t>(mk.mr, mc - ir));
-      float* c = pr.c + (ic + ir) * pr.ldc + jc + jr;
-      if (a.lda != 0) {
-        mk.fn_rows_a(kc, a_pack + ir * a.lda, a.lda, b_strip, 0, nullptr, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta,
-                     first);
-      } else {
-        mk.fn(kc, a_pack + ir * kc, b_strip, c, pr.ldc, m_eff, n_eff, pr.alpha, pr.beta, first);
-      }
+      tile(ir, jr, static_cast<int>(std::min<int64_t>(mk.mr, mc - ir)), n_eff, b_strip, 0, nullptr);
     }
   }
 }
@@ -348,21 +346,19 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
   const int64_t nc_max = std::min<int64_t>(nc_block, (n1 - n0 + mk.nr - 1) / mk.nr * mk.nr);
   float* b_pack = pr.packed_b != nullptr ? nullptr : b_buffer.Get(nc_max * kc_max);
   const bool fuse_b = FusesBPacking(pr, mk);
-  const bool a_in_place = pr.a_in_place;
   const bool epilogue = !pr.epilogue->empty();
   if (single_m_block && pr.k > mk.kc && n1 - n0 > nc_block && m_padded * pr.k <= kMaxL2PackedAFloats) {
     // All of A, packed once, fits in L2: jc outermost, so that each mc x nc block of C
     // also stays in L2 over the kc blocks instead of being re-read from L3 per block.
-    float* a_all = pr.packed_a != nullptr || a_in_place ? nullptr : a_buffer.Get(m_padded * pr.k);
+    float* a_all = pr.packed_a != nullptr || pr.a_in_place ? nullptr : a_buffer.Get(m_padded * pr.k);
     for (int64_t jc = n0; jc < n1; jc += nc_block) {
       const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
       for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
         const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
         // Packed on the first jc block, read back on the others.
         float* a_slot = a_all != nullptr ? a_all + pc * m_padded : nullptr;
-        const ABlockView a_block = a_slot == nullptr || jc == n0
-                                       ? ABlock(pr, mk, m0, pc, m1 - m0, kc, a_slot, a_in_place)
-                                       : ABlockView{a_slot, 0};
+        const ABlockView a_block =
+            a_slot == nullptr || jc == n0 ? ABlock(pr, mk, m0, pc, m1 - m0, kc, a_slot) : ABlockView{a_slot, 0};
         const float* b_block = fuse_b ? b_pack : BBlock(pr, mk, pc, jc, kc, nc, b_pack);
         MacroKernel(pr, mk, a_block, b_block, fuse_b ? b_pack : nullptr, pc, m0, m1 - m0, jc, nc, kc, pc == 0);
         if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, mk, m0, m1 - m0, jc, nc);
@@ -370,12 +366,12 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
     }
     return;
   }
-  float* a_pack = pr.packed_a != nullptr || a_in_place ? nullptr : a_buffer.Get(mc_max * kc_max);
+  float* a_pack = pr.packed_a != nullptr || pr.a_in_place ? nullptr : a_buffer.Get(mc_max * kc_max);
   if (single_m_block) {
     // pc outermost: the A block is packed once per kc block, not once per nc block.
     for (int64_t pc = 0; pc < pr.k; pc += mk.kc) {
       const int64_t kc = std::min<int64_t>(mk.kc, pr.k - pc);
-      const ABlockView a_block = ABlock(pr, mk, m0, pc, m1 - m0, kc, a_pack, a_in_place);
+      const ABlockView a_block = ABlock(pr, mk, m0, pc, m1 - m0, kc, a_pack);
       for (int64_t jc = n0; jc < n1; jc += nc_block) {
         const int64_t nc = std::min<int64_t>(nc_block, n1 - jc);
         const float* b_block = fuse_b ? b_pack : BBlock(pr, mk, pc, jc, kc, nc, b_pack);
@@ -393,7 +389,7 @@ void GemmRegion(const Problem& pr, const MicroKernel& mk, int64_t m0, int64_t m1
       const float* b_block = fuse_b ? b_pack : BBlock(pr, mk, pc, jc, kc, nc, b_pack);
       for (int64_t ic = m0; ic < m1; ic += mk.mc) {
         const int64_t mc = std::min<int64_t>(mk.mc, m1 - ic);
-        const ABlockView a_block = ABlock(pr, mk, ic, pc, mc, kc, a_pack, a_in_place);
+        const ABlockView a_block = ABlock(pr, mk, ic, pc, mc, kc, a_pack);
         MacroKernel(pr, mk, a_block, b_block, fuse_b && ic == m0 ? b_pack : nullptr, pc, ic, mc, jc, nc, kc, pc == 0);
         if (pc + kc == pr.k && epilogue) ApplyEpilogue(pr, mk, ic, mc, jc, nc);
       }

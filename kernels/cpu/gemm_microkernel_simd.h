@@ -175,8 +175,9 @@ struct SimdMicroKernel {
 
   static void KernelRowsA(int64_t kc, const float* a, int64_t lda, const float* b, int64_t ldb, float* b_dst, float* c,
                           int64_t ldc, int m_eff, int n_eff, float alpha, float beta, bool first) {
-    if (b_dst != nullptr)
+    if (b_dst != nullptr) {
       return RunRows<true, true>(kc, a, lda, b, ldb, b_dst, c, ldc, m_eff, n_eff, alpha, beta, first);
+    }
     RunRows<false, true>(kc, a, lda, b, 0, nullptr, c, ldc, m_eff, n_eff, alpha, beta, first);
   }
 };
