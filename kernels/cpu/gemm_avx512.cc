@@ -110,7 +110,8 @@ void PackTransposedBStripAvx512(const float* b, int64_t ldb, int cols, int64_t k
 const MicroKernel& Avx512MicroKernel() {
   // Zen 4 (32 KiB L1d, 1 MiB L2): the 32-column B micro-panel (kc * 128 B = 24 KiB)
   // stays in L1d, the packed A block (mc * kc * 4 = 252 KiB) in L2, the B block
-  // (kc * nc * 4 = 3 MiB) in L3.
+  // (kc * nc * 4 = 3 MiB) in L3. Deeper products take larger even kc blocks (and
+  // fewer rows per A block): BlockedFor in gemm.cc.
   static constexpr MicroKernel kKernel{Avx512Kernel::Kernel,
                                        kMr,
                                        kNr,

@@ -128,7 +128,12 @@ TEST(PipelineTest, ClippingByGlobalNormUsesTheWholeBatchsGradients) {
   for (const Node* node : t.graph.nodes()) {
     if (node->op() == "Variable") t.variables.push_back(node->name());
   }
-  ExpectPipelineMatchesOneDevice(t, {2, 4, Kind::kOneForwardOneBackward, {}}, Shape{32, 784}, 0.01);
+  // Adam at the other tests' rate: its m / sqrt(v) turns a rounding-sized gradient (the
+  // micro-batches' sums in another order) into a full-size step, so the drift from one
+  // device grows with the rate -- at 0.01 it sat at 0.9-1.5e-5 and crossed the 1e-5 bar
+  // with any change of the GEMM's rounding. A clipping factor taken per micro-batch would
+  // still change every step's direction by far more than rounding does.
+  ExpectPipelineMatchesOneDevice(t, {2, 4, Kind::kOneForwardOneBackward, {}}, Shape{32, 784}, 0.001);
 }
 
 // More micro-batches than rows: one row each.
