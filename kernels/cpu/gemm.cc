@@ -284,7 +284,9 @@ void ApplyEpilogue(const Problem& pr, const MicroKernel& mk, int64_t row0, int64
   if (ep.block != nullptr) (*ep.block)(row0, rows, col0, cols);
 }
 
-// nc when M fits one mc block: a multiple of every nr, kc * nc * 4 <= 384 KiB.
+// nc when M fits one mc block: a multiple of every nr; kc * nc * 4 <= 384 KiB at the
+// micro-kernel's own kc, up to 1.1 MiB at BlockedFor's deepest (768): that block is
+// not reused across mc blocks, and each strip is read back while it is still in L2.
 constexpr int64_t kSmallMNc = 384;
 // When M fits one mc block and all of A packed takes at most this (512 KiB: half of
 // Zen 4's L2), A is packed once and the C block kept in L2 over the kc blocks.
