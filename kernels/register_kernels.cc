@@ -24,6 +24,7 @@ absl::Status RegisterBuiltinKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterReferenceOptimizerKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceGradientKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceFusedKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterReferenceAttentionKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterReferenceBlockedKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCollectiveKernels(registry));

@@ -27,10 +27,12 @@ absl::Status RegisterReferenceLossKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceEinsumKernels(KernelRegistry& registry);
 absl::Status RegisterReferenceShapeKernels(KernelRegistry& registry);  // shape_ops.cc + layout_ops.cc
 absl::Status RegisterReferenceIndexingKernels(KernelRegistry& registry);
-absl::Status RegisterReferenceResizeKernels(KernelRegistry& registry);  // Resize, ResizeGrad
+absl::Status RegisterReferenceResizeKernels(KernelRegistry& registry);     // Resize, ResizeGrad
 absl::Status RegisterReferenceOptimizerKernels(KernelRegistry& registry);  // SGDUpdate, ..., Increment
 absl::Status RegisterReferenceGradientKernels(KernelRegistry& registry);   // graph/ops/gradient_ops.cc
 absl::Status RegisterReferenceFusedKernels(KernelRegistry& registry);      // FusedConv, FusedMatMul
+// MultiHeadAttention (graph/ops/attention_ops.cc)
+absl::Status RegisterReferenceAttentionKernels(KernelRegistry& registry);
 // BlockChannels, UnblockChannels, BlockedConv (after the fused kernels)
 absl::Status RegisterReferenceBlockedKernels(KernelRegistry& registry);
 

@@ -1007,6 +1007,20 @@ def Tsr_MulOp : Tsr_Op<"Mul", [Tsr_RegistryVerified, Pure]> {
   let hasFolder = 1;
 }
 
+def Tsr_MultiHeadAttentionOp : Tsr_Op<"MultiHeadAttention", [Tsr_RegistryVerified, Pure, AttrSizedOperandSegments]> {
+  let summary = "Scaled dot-product attention over num_heads heads: Y[b,i,h*Dv+e] = sum_j softmax_j(S)[j] V[b,j,h*Dv+e], S[b,h,i,j] = scale * Q[b,i,h,:] . K[b,j,h,:], replaced by mask_value where the bool mask (broadcast to [B, heads, Sq, Sk]) is true. Q [B, Sq, heads*D], K [B, Sk, heads*D], V [B, Sk, heads*Dv]; or Q alone, packed [B, S, 3*heads*D] (query, key and value side by side). scale 0 means 1/sqrt(D). Made by the compiler\'s attention fusion; not an ONNX op.";
+  let arguments = (ins
+    RankedTensorOf<[F32, F64]>:$Q,
+    Optional<RankedTensorOf<[F32, F64]>>:$K,
+    Optional<RankedTensorOf<[F32, F64]>>:$V,
+    Optional<RankedTensorOf<[I1]>>:$mask,
+    I64Attr:$num_heads,
+    DefaultValuedAttr<F64Attr, "0">:$scale,
+    DefaultValuedAttr<F64Attr, "-3.4028234663852886e+38">:$mask_value);
+  let results = (outs
+    RankedTensorOf<[F32, F64]>:$Y);
+}
+
 def Tsr_NegOp : Tsr_Op<"Neg", [Tsr_RegistryVerified, Pure]> {
   let summary = "-X.";
   let arguments = (ins

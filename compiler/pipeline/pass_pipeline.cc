@@ -13,6 +13,7 @@
 #include "compiler/lowering/fusion_tiling.h"
 #include "compiler/transforms/activation_layout.h"
 #include "compiler/transforms/algebraic_simplify.h"
+#include "compiler/transforms/attention_fusion.h"
 #include "compiler/transforms/constant_fold.h"
 #include "compiler/transforms/epilogue_fusion.h"
 #include "compiler/transforms/fold_batchnorm.h"
@@ -38,7 +39,11 @@ std::vector<PipelineStage> OptimizationStages(const CompileOptions& options) {
       {"canonicalize", [] { return mlir::createCanonicalizerPass(); }},
       {"cse", [] { return mlir::createCSEPass(); }},
   };
-  if (options.fuse) stages.push_back({"tsr-fuse-epilogues", [] { return CreateEpilogueFusionPass(); }});
+  if (options.fuse) {
+    // Before the epilogue fusion: the attention chain's MatMuls must still be plain.
+    stages.push_back({"tsr-fuse-attention", [] { return CreateAttentionFusionPass(); }});
+    stages.push_back({"tsr-fuse-epilogues", [] { return CreateEpilogueFusionPass(); }});
+  }
   stages.push_back({"tsr-weight-layout", [] { return CreateWeightLayoutPass(); }});
   // The blocked kernels' fast path is AVX-512 (elsewhere they run portable loops, slower
   // than the plain layout's AVX2 kernels).

@@ -9,6 +9,7 @@
 
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/dialect/tsr_op_signature.h"
+#include "compiler/transforms/constant_values.h"
 #include "graph/op_registry.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
@@ -50,22 +51,6 @@ mlir::RankedTensorType TensorTypeOf(Value v) { return llvm::dyn_cast<mlir::Ranke
 bool IsF32OrF64(Value v) {
   auto t = TensorTypeOf(v);
   return t && (t.getElementType().isF32() || t.getElementType().isF64());
-}
-
-std::optional<std::vector<double>> ConstantValues(Value v) {
-  auto constant = v.getDefiningOp<mlir::tsr::ConstantOp>();
-  if (!constant) return std::nullopt;
-  auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue());
-  if (!dense || !llvm::isa<mlir::FloatType>(dense.getElementType())) return std::nullopt;
-  std::vector<double> values;
-  for (const llvm::APFloat& f : dense.getValues<llvm::APFloat>()) values.push_back(f.convertToDouble());
-  return values;
-}
-
-std::optional<double> ConstantScalar(Value v) {
-  std::optional<std::vector<double>> values = ConstantValues(v);
-  if (!values || values->size() != 1) return std::nullopt;
-  return values->front();
 }
 
 std::optional<double> F64Attr(Operation* op, llvm::StringRef name) {

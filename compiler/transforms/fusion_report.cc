@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "compiler/dialect/tsr_dialect.h"
+#include "compiler/transforms/attention_fusion.h"
 #include "compiler/transforms/epilogue_fusion.h"
 #include "compiler/transforms/inverted_residual_fusion.h"
 #include "compiler/transforms/region_fusion.h"
@@ -69,6 +70,11 @@ FusionReport ReportFusion(mlir::func::FuncOp func) {
         ++r.layout_conversions;  // added by the layout pass: no graph op of the model's
         continue;
       }
+      if (name == "tsr.MultiHeadAttention") {
+        ++r.attention_blocks;
+        r.graph_ops += LocParts(&op, kAttentionLocMetadata);
+        continue;
+      }
       if (name == "tsr.BlockedInvertedResidual") {
         ++r.inverted_residuals;
         r.graph_ops += LocParts(&op, kInvertedResidualLocMetadata);
@@ -94,6 +100,9 @@ std::string FormatFusionReport(const FusionReport& r) {
   std::string out = absl::StrCat(r.graph_ops, " ops -> ", r.kernels, " kernels (", r.fusions, " fusions, ",
                                  r.fused_epilogues, " fused epilogues");
   if (r.inverted_residuals > 0) absl::StrAppend(&out, ", ", r.inverted_residuals, " inverted-residual blocks");
+  if (r.attention_blocks > 0) {
+    absl::StrAppend(&out, ", ", r.attention_blocks, r.attention_blocks == 1 ? " attention block" : " attention blocks");
+  }
   if (r.layout_conversions > 0) absl::StrAppend(&out, ", ", r.layout_conversions, " layout conversions");
   return out + ")";
 }

@@ -27,6 +27,8 @@ struct FusionReport {
   // BlockedInvertedResidual ops (tsr-fuse-inverted-residuals), each standing for its stages'
   // graph ops.
   int64_t inverted_residuals = 0;
+  // MultiHeadAttention ops (tsr-fuse-attention), each standing for its chain's graph ops.
+  int64_t attention_blocks = 0;
   // BlockChannels / UnblockChannels the layout pass added (library kernels, no graph ops).
   int64_t layout_conversions = 0;
   // Graph ops the fused epilogues stand for (from their locations, see epilogue_fusion.h).

@@ -24,6 +24,7 @@ absl::Status RegisterBuiltinOps(OpRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterOptimizerOps(registry));
   TSR_RETURN_IF_ERROR(RegisterGradientOps(registry));
   TSR_RETURN_IF_ERROR(RegisterFusedOps(registry));
+  TSR_RETURN_IF_ERROR(RegisterAttentionOps(registry));
   TSR_RETURN_IF_ERROR(RegisterBlockedOps(registry));
   TSR_RETURN_IF_ERROR(RegisterCollectiveOps(registry));
   return absl::OkStatus();

@@ -47,6 +47,8 @@ absl::Status RegisterOptimizerOps(OpRegistry& registry);
 // LayerNormalizationGrad, GatherGrad, SliceGrad (the backward ops autodiff emits).
 absl::Status RegisterGradientOps(OpRegistry& registry);
 absl::Status RegisterFusedOps(OpRegistry& registry);  // FusedConv, FusedMatMul (after Conv)
+// MultiHeadAttention (attention_ops.cc)
+absl::Status RegisterAttentionOps(OpRegistry& registry);
 // BlockChannels, UnblockChannels, BlockedConv (blocked_ops.cc; after FusedConv)
 absl::Status RegisterBlockedOps(OpRegistry& registry);
 // AllReduce, AllGather, ReduceScatter: the partitioner's communication (collective_ops.cc).

@@ -37,6 +37,8 @@ absl::Status RegisterCpuIndexingKernels(KernelRegistry& registry);
 // FusedConv, FusedMatMul (f32; fused_conv.h, fused_matmul.h)
 absl::Status RegisterCpuFusedConvKernels(KernelRegistry& registry);
 absl::Status RegisterCpuFusedMatMulKernels(KernelRegistry& registry);
+// MultiHeadAttention (f32; attention_kernels.cc)
+absl::Status RegisterCpuAttentionKernels(KernelRegistry& registry);
 // BlockChannels, UnblockChannels, BlockedConv (blocked_layout_kernels.cc)
 absl::Status RegisterCpuBlockedKernels(KernelRegistry& registry);
 

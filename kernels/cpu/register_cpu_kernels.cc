@@ -26,6 +26,7 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterCpuIndexingKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuFusedConvKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuFusedMatMulKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuAttentionKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuBlockedKernels(registry));
   return absl::OkStatus();
 }

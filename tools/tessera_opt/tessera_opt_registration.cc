@@ -6,6 +6,7 @@
 #include "compiler/lowering/fusion_tiling.h"
 #include "compiler/transforms/activation_layout.h"
 #include "compiler/transforms/algebraic_simplify.h"
+#include "compiler/transforms/attention_fusion.h"
 #include "compiler/transforms/constant_fold.h"
 #include "compiler/transforms/fold_batchnorm.h"
 #include "compiler/transforms/fusion_report.h"
@@ -26,6 +27,7 @@ void RegisterTesseraPasses() {
   RegisterWeightLayoutPass();
   RegisterActivationLayoutPass();
   RegisterInvertedResidualFusionPass();
+  RegisterAttentionFusionPass();
   RegisterFoldBatchNormPass();
   RegisterFusionPasses();
   RegisterOutlineFusionsPass();

@@ -1,6 +1,7 @@
 // The fusion passes on the ONNX zoo models (scripts/onnx_zoo_models.py: ResNet-18 and the
 // GPT-2 block, exported into a temporary folder, or every model found in $TESSERA_ZOO_DIR):
-// tsr-fuse-epilogues then tsr-fuse-regions must leave fewer kernels, and the fused module, with
+// tsr-fuse-attention, tsr-fuse-epilogues then tsr-fuse-regions must leave fewer kernels (the GPT-2
+// block's attention chain one MultiHeadAttention), and the fused module, with
 // every tsr.Fusion inlined back, must export to a graph that computes the model's outputs
 // (interpreter, 1e-5 relative to each output's largest magnitude). Prints the fusion report.
 #include <unistd.h>
@@ -19,6 +20,7 @@
 #include "compiler/conversion/graph_tsr.h"
 #include "compiler/conversion/mlir_diagnostics.h"
 #include "compiler/dialect/tsr_dialect.h"
+#include "compiler/transforms/attention_fusion.h"
 #include "compiler/transforms/epilogue_fusion.h"
 #include "compiler/transforms/fusion_report.h"
 #include "compiler/transforms/region_fusion.h"
@@ -67,6 +69,7 @@ void CheckModel(const std::string& dir, const std::string& name) {
   const FusionReport before = ReportFusion(main);
   DiagnosticCollector diagnostics(context);
   mlir::PassManager pm(&context);
+  pm.addNestedPass<mlir::func::FuncOp>(CreateAttentionFusionPass());
   pm.addNestedPass<mlir::func::FuncOp>(CreateEpilogueFusionPass());
   pm.addNestedPass<mlir::func::FuncOp>(CreateRegionFusionPass());
   ASSERT_TRUE(mlir::succeeded(pm.run(**module))) << diagnostics.Error("fusion failed");
@@ -75,6 +78,7 @@ void CheckModel(const std::string& dir, const std::string& name) {
               FormatFusionReport(after).c_str(), static_cast<long long>(after.library_kernels),
               static_cast<long long>(after.ops_in_fusions), static_cast<long long>(after.ops_in_epilogues));
   EXPECT_LT(after.kernels, before.kernels);
+  if (name == "gpt_block") EXPECT_EQ(after.attention_blocks, 1);
 
   InlineFusions(**module);
   ASSERT_TRUE(mlir::succeeded(mlir::verify(**module)));
