@@ -96,6 +96,7 @@ struct Chain {
   Operation* split = nullptr;          // packed: the Split that cut q, k and v from one value
   double scale = 1.0, mask_value = 0.0;
   Value mask;
+  bool keep_mask = false;  // the mask is true where the scores are kept
 
   std::vector<Operation*> Ops() const {
     std::vector<Operation*> ops = {merge_reshape, merge_transpose, context, softmax};
@@ -137,6 +138,22 @@ bool ReadScale(Value& s, Chain& c) {
     s = div->getOperand(0);
   }
   return true;
+}
+
+// The negation of a keep-mask, for MultiHeadAttention's replace-where-true mask: a
+// constant's values negated, otherwise a Not before the fused op.
+Value ReplaceMask(mlir::OpBuilder& builder, Value keep, mlir::Location loc) {
+  if (auto constant = keep.getDefiningOp<mlir::tsr::ConstantOp>()) {
+    if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(constant.getValue())) {
+      llvm::SmallVector<bool> negated;
+      for (bool b : dense.getValues<bool>()) negated.push_back(!b);
+      return builder.create<mlir::tsr::ConstantOp>(loc, mlir::DenseElementsAttr::get(dense.getType(), negated));
+    }
+  }
+  mlir::OperationState state(loc, "tsr.Not");
+  state.addOperands(keep);
+  state.addTypes(keep.getType());
+  return builder.create(state)->getResult(0);
 }
 
 // Whether q, k and v are the three equal parts of one Split along the last axis, each used
@@ -186,16 +203,20 @@ std::optional<Chain> ReadChain(Operation* softmax) {
   // Before: Where(mask, fill, scaled scores).
   Value s = softmax->getOperand(0);
   if (Operation* where = SingleUseProducer(s, "tsr.Where")) {
-    std::optional<double> fill = ConstantScalar(where->getOperand(1));
+    // Where(mask, fill, s) replaces the scores where the mask is true; Where(keep, s, fill)
+    // (HuggingFace's form) where it is false.
+    const int fill_slot = ConstantScalar(where->getOperand(1)) ? 1 : 2;
+    std::optional<double> fill = ConstantScalar(where->getOperand(fill_slot));
+    const Value scores = where->getOperand(3 - fill_slot);
     const auto mask = TypeOf(where->getOperand(0));
-    if (!fill || !mask || !mask.getElementType().isInteger(1) || mask.getRank() > 4 ||
-        TypeOf(where->getOperand(2)) != probs) {
+    if (!fill || !mask || !mask.getElementType().isInteger(1) || mask.getRank() > 4 || TypeOf(scores) != probs) {
       return std::nullopt;
     }
     c.where = where;
     c.mask = where->getOperand(0);
+    c.keep_mask = fill_slot == 2;
     c.mask_value = *fill;
-    s = where->getOperand(2);
+    s = scores;
   }
   if (!ReadScale(s, c) || !std::isfinite(c.scale) || c.scale <= 0.0) return std::nullopt;
   c.scores = SingleUseProducer(s, "tsr.MatMul");
@@ -262,7 +283,8 @@ class AttentionFusionPass : public mlir::PassWrapper<AttentionFusionPass, mlir::
     } else {
       slots = {c.q.x, c.k.x, c.v.x};
     }
-    slots.push_back(c.mask ? std::optional<Value>(c.mask) : std::nullopt);
+    builder.setInsertionPoint(c.merge_reshape);
+    if (c.mask) slots.push_back(c.keep_mask ? ReplaceMask(builder, c.mask, c.where->getLoc()) : c.mask);
     absl::StatusOr<mlir::tsr::OperandLayout> layout = mlir::tsr::OperandsFromSlots(def, slots);
     if (!layout.ok()) {
       c.softmax->emitOpError() << "tsr-fuse-attention: " << std::string(layout.status().message());
@@ -275,7 +297,6 @@ class AttentionFusionPass : public mlir::PassWrapper<AttentionFusionPass, mlir::
     if (auto name = llvm::dyn_cast<mlir::NameLoc>(c.merge_reshape->getLoc())) {
       loc = mlir::NameLoc::get(name.getName(), loc);
     }
-    builder.setInsertionPoint(c.merge_reshape);
     mlir::OperationState state(loc, "tsr.MultiHeadAttention");
     state.addOperands(layout->operands);
     state.addTypes(c.merge_reshape->getResult(0).getType());

@@ -18,7 +18,9 @@ inline constexpr char kAttentionLocMetadata[] = "attention";
 //   kt = Transpose(Reshape(k [B,Sk,H*D] -> [B,Sk,H,D]), perm 0,2,3,1)
 //   vh = Transpose(Reshape(v [B,Sk,H*Dv] -> [B,Sk,H,Dv]), perm 0,2,1,3)
 //   s  = MatMul(qh, kt), then optionally Mul by / Div by a scalar constant, then optionally
-//        Where(mask, scalar constant, s) with a bool mask
+//        Where(mask, scalar constant, s) with a bool mask, or Where(keep, s, scalar
+//        constant) (the mask the fused op gets is then keep's negation: a constant's
+//        values negated, else a Not)
 //   y  = Reshape(Transpose(MatMul(Softmax(s, last axis), vh), perm 0,2,1,3) -> [B,Sq,H*Dv])
 // and replaces y by MultiHeadAttention(q, k, v, mask) -- or, when q, k and v are the three
 // equal parts of one Split along the last axis, by MultiHeadAttention(packed) on the

@@ -114,3 +114,46 @@ func.func @keys_not_transposed(%q3: tensor<1x4x4xf32>, %k3: tensor<1x4x4xf32>, %
   %y = tsr.Reshape %ct, %flat : (tensor<1x4x1x4xf32>, tensor<3xi64>) -> tensor<1x4x4xf32>
   return %y : tensor<1x4x4xf32>
 }
+
+// -----
+
+// HuggingFace's form, Where(keep, scores, fill): the fused op's mask is keep negated -- a
+// constant's values negated, a computed mask through a Not.
+// CHECK-LABEL: func.func @keep_masks
+// CHECK: %[[M:.*]] = tsr.Constant dense<{{\[\[}}[false, true], [false, false]]]> : tensor<1x2x2xi1>
+// CHECK: "tsr.MultiHeadAttention"(%arg0, %arg1, %arg2, %[[M]])
+// CHECK-SAME: mask_value = -1.000000e+04 : f64
+// CHECK: %[[N:.*]] = tsr.Not %arg3
+// CHECK: "tsr.MultiHeadAttention"(%arg0, %arg1, %arg2, %[[N]])
+// CHECK-NOT: tsr.Where
+func.func @keep_masks(%q3: tensor<1x2x4xf32>, %k3: tensor<1x2x4xf32>, %v3: tensor<1x2x4xf32>, %keep: tensor<2x2xi1>) -> (tensor<1x2x4xf32>, tensor<1x2x4xf32>) {
+  %h = tsr.Constant dense<[1, 2, 1, 4]> : tensor<4xi64>
+  %flat = tsr.Constant dense<[1, 2, 4]> : tensor<3xi64>
+  %fill = tsr.Constant dense<-10000.0> : tensor<f32>
+  %causal = tsr.Constant dense<[[[true, false], [true, true]]]> : tensor<1x2x2xi1>
+  %q4 = tsr.Reshape %q3, %h : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %q = tsr.Transpose %q4 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x1x4xf32>) -> tensor<1x1x2x4xf32>
+  %k4 = tsr.Reshape %k3, %h : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %kt = tsr.Transpose %k4 {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x2x1x4xf32>) -> tensor<1x1x4x2xf32>
+  %v4 = tsr.Reshape %v3, %h : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %v = tsr.Transpose %v4 {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x1x4xf32>) -> tensor<1x1x2x4xf32>
+  %s = tsr.MatMul %q, %kt : (tensor<1x1x2x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
+  %sm = tsr.Where %causal, %s, %fill : (tensor<1x2x2xi1>, tensor<1x1x2x2xf32>, tensor<f32>) -> tensor<1x1x2x2xf32>
+  %pr = tsr.Softmax %sm : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %c = tsr.MatMul %pr, %v : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
+  %ct = tsr.Transpose %c {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x1x2x4xf32>) -> tensor<1x2x1x4xf32>
+  %y = tsr.Reshape %ct, %flat : (tensor<1x2x1x4xf32>, tensor<3xi64>) -> tensor<1x2x4xf32>
+  %q4b = tsr.Reshape %q3, %h : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %qb = tsr.Transpose %q4b {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x1x4xf32>) -> tensor<1x1x2x4xf32>
+  %k4b = tsr.Reshape %k3, %h : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %ktb = tsr.Transpose %k4b {perm = array<i64: 0, 2, 3, 1>} : (tensor<1x2x1x4xf32>) -> tensor<1x1x4x2xf32>
+  %v4b = tsr.Reshape %v3, %h : (tensor<1x2x4xf32>, tensor<4xi64>) -> tensor<1x2x1x4xf32>
+  %vb = tsr.Transpose %v4b {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x1x4xf32>) -> tensor<1x1x2x4xf32>
+  %sb = tsr.MatMul %qb, %ktb : (tensor<1x1x2x4xf32>, tensor<1x1x4x2xf32>) -> tensor<1x1x2x2xf32>
+  %smb = tsr.Where %keep, %sb, %fill : (tensor<2x2xi1>, tensor<1x1x2x2xf32>, tensor<f32>) -> tensor<1x1x2x2xf32>
+  %prb = tsr.Softmax %smb : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  %cb = tsr.MatMul %prb, %vb : (tensor<1x1x2x2xf32>, tensor<1x1x2x4xf32>) -> tensor<1x1x2x4xf32>
+  %ctb = tsr.Transpose %cb {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x1x2x4xf32>) -> tensor<1x2x1x4xf32>
+  %yb = tsr.Reshape %ctb, %flat : (tensor<1x2x1x4xf32>, tensor<3xi64>) -> tensor<1x2x4xf32>
+  return %y, %yb : tensor<1x2x4xf32>, tensor<1x2x4xf32>
+}
