@@ -194,6 +194,37 @@ TEST_P(AttentionTest, Gpt2Block) {
   ExpectCaseMatchesReference(500, c);
 }
 
+// Masks that leave runs of keys masked for many rows together, which the kernel skips
+// (two register tiles of query rows at a time, only their unmasked keys' span): causal and
+// banded (keys more than 20 before the query masked too) over 100 queries, with -inf,
+// with a finite value far below the scores (exp gives exactly 0: skipped) and with one
+// near them (exp does not: the kernel takes every key, as the reference does).
+TEST_P(AttentionTest, MaskedKeySpans) {
+  uint32_t seed = 450;
+  for (bool banded : {false, true}) {
+    for (double mask_value : {-kInf, -1e4, -1.5}) {
+      for (MaskShape shape : {MaskShape::kRows, MaskShape::kPerHead}) {
+        ++seed;
+        SCOPED_TRACE(absl::StrCat("seed=", seed, banded ? " banded" : " causal", " mask_value=", mask_value,
+                                  " mask=", static_cast<int>(shape)));
+        std::mt19937 rng(seed);
+        AttentionCase c{.batch = 2, .heads = 2, .q_len = 100, .kv_len = 100, .head_dim = 8, .v_head_dim = 8};
+        c.mask = shape;
+        std::vector<std::optional<Tensor>> inputs = MakeInputs(rng, c);
+        Tensor& mask = *inputs[3];
+        bool* m = mask.data<bool>();
+        for (int64_t e = 0; e < mask.num_elements(); ++e) {
+          const int64_t i = e / c.kv_len % c.q_len, j = e % c.kv_len;
+          m[e] = j > i || (banded && j < i - 20);
+        }
+        AttrMap attrs = MakeAttrs(c);
+        attrs["mask_value"] = AttrValue::Float(mask_value);
+        ExpectCpuMatchesReference("MultiHeadAttention", inputs, attrs, kTolerance);
+      }
+    }
+  }
+}
+
 // A row masked entirely with -inf is NaN in both kernels (softmax of all -inf); the
 // other rows are not affected. With a finite mask value such a row is uniform.
 TEST_P(AttentionTest, FullyMaskedRow) {
