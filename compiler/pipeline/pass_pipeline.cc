@@ -18,6 +18,7 @@
 #include "compiler/transforms/epilogue_fusion.h"
 #include "compiler/transforms/fold_batchnorm.h"
 #include "compiler/transforms/inverted_residual_fusion.h"
+#include "compiler/transforms/layernorm_fusion.h"
 #include "compiler/transforms/region_fusion.h"
 #include "compiler/transforms/weight_layout.h"
 #include "kernels/cpu/cpu_features.h"
@@ -40,8 +41,10 @@ std::vector<PipelineStage> OptimizationStages(const CompileOptions& options) {
       {"cse", [] { return mlir::createCSEPass(); }},
   };
   if (options.fuse) {
-    // Before the epilogue fusion: the attention chain's MatMuls must still be plain.
+    // Before the epilogue fusion: the attention chain's MatMuls and the layer norm's Add must
+    // still be plain.
     stages.push_back({"tsr-fuse-attention", [] { return CreateAttentionFusionPass(); }});
+    stages.push_back({"tsr-fuse-layernorm", [] { return CreateLayerNormFusionPass(); }});
     stages.push_back({"tsr-fuse-epilogues", [] { return CreateEpilogueFusionPass(); }});
   }
   stages.push_back({"tsr-weight-layout", [] { return CreateWeightLayoutPass(); }});

@@ -16,6 +16,7 @@
 #include "compiler/dialect/tsr_dialect.h"
 #include "compiler/dialect/tsr_op_signature.h"
 #include "compiler/transforms/constant_values.h"
+#include "compiler/transforms/match_helpers.h"
 #include "graph/op_registry.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -29,24 +30,10 @@ namespace {
 using mlir::Operation;
 using mlir::Value;
 
-bool Is(Operation* op, llvm::StringRef name) { return op != nullptr && op->getName().getStringRef() == name; }
-
-mlir::RankedTensorType TypeOf(Value v) { return llvm::dyn_cast<mlir::RankedTensorType>(v.getType()); }
-
-// The op that defines `v` when it is a `name` op whose result `v` has no other use (and
-// that no sharding annotation pins).
-Operation* SingleUseProducer(Value v, llvm::StringRef name) {
-  Operation* op = v.getDefiningOp();
-  if (!Is(op, name) || !v.hasOneUse() || op->hasAttr(mlir::tsr::kShardingAttrName)) return nullptr;
-  return op;
-}
-
-// The only user of `op`'s only result when it is a `name` op.
-Operation* SingleUser(Operation* op, llvm::StringRef name) {
-  if (op->getNumResults() != 1 || !op->getResult(0).hasOneUse()) return nullptr;
-  Operation* user = *op->getResult(0).getUsers().begin();
-  return Is(user, name) && !user->hasAttr(mlir::tsr::kShardingAttrName) ? user : nullptr;
-}
+using match::Is;
+using match::SingleUseProducer;
+using match::SingleUser;
+using match::TypeOf;
 
 bool HasPerm(Operation* transpose, std::initializer_list<int64_t> perm) {
   auto attr = transpose->getAttrOfType<mlir::DenseI64ArrayAttr>("perm");

@@ -6,6 +6,7 @@
 #include "compiler/transforms/attention_fusion.h"
 #include "compiler/transforms/epilogue_fusion.h"
 #include "compiler/transforms/inverted_residual_fusion.h"
+#include "compiler/transforms/layernorm_fusion.h"
 #include "compiler/transforms/region_fusion.h"
 #include "mlir/IR/Diagnostics.h"
 
@@ -56,7 +57,10 @@ FusionReport ReportFusion(mlir::func::FuncOp func) {
       if (auto fusion = llvm::dyn_cast<mlir::tsr::FusionOp>(op)) {
         ++r.fusions;
         for (mlir::Operation& inner : fusion.getBody().front()) {
-          if (!llvm::isa<mlir::tsr::ConstantOp, mlir::tsr::YieldOp>(inner)) ++r.ops_in_fusions;
+          // A LayerNormalization made by tsr-fuse-layernorm counts the ops it stands for.
+          if (!llvm::isa<mlir::tsr::ConstantOp, mlir::tsr::YieldOp>(inner)) {
+            r.ops_in_fusions += LocParts(&inner, kLayerNormLocMetadata);
+          }
         }
         continue;
       }
@@ -87,7 +91,7 @@ FusionReport ReportFusion(mlir::func::FuncOp func) {
         r.ops_in_epilogues += EpilogueParts(&op);
         r.graph_ops += EpilogueParts(&op);
       } else {
-        ++r.graph_ops;
+        r.graph_ops += LocParts(&op, kLayerNormLocMetadata);
       }
     }
   }

@@ -11,6 +11,7 @@
 #include "compiler/transforms/fold_batchnorm.h"
 #include "compiler/transforms/fusion_report.h"
 #include "compiler/transforms/inverted_residual_fusion.h"
+#include "compiler/transforms/layernorm_fusion.h"
 #include "compiler/transforms/weight_layout.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -28,6 +29,7 @@ void RegisterTesseraPasses() {
   RegisterActivationLayoutPass();
   RegisterInvertedResidualFusionPass();
   RegisterAttentionFusionPass();
+  RegisterLayerNormFusionPass();
   RegisterFoldBatchNormPass();
   RegisterFusionPasses();
   RegisterOutlineFusionsPass();

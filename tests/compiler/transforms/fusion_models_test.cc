@@ -1,7 +1,7 @@
 // The fusion passes on the ONNX zoo models (scripts/onnx_zoo_models.py: ResNet-18 and the
 // GPT-2 block, exported into a temporary folder, or every model found in $TESSERA_ZOO_DIR):
-// tsr-fuse-attention, tsr-fuse-epilogues then tsr-fuse-regions must leave fewer kernels (the GPT-2
-// block's attention chain one MultiHeadAttention), and the fused module, with
+// tsr-fuse-attention, tsr-fuse-layernorm, tsr-fuse-epilogues then tsr-fuse-regions must leave fewer
+// kernels (the GPT-2 block's attention chain one MultiHeadAttention), and the fused module, with
 // every tsr.Fusion inlined back, must export to a graph that computes the model's outputs
 // (interpreter, 1e-5 relative to each output's largest magnitude). Prints the fusion report.
 #include <unistd.h>
@@ -23,6 +23,7 @@
 #include "compiler/transforms/attention_fusion.h"
 #include "compiler/transforms/epilogue_fusion.h"
 #include "compiler/transforms/fusion_report.h"
+#include "compiler/transforms/layernorm_fusion.h"
 #include "compiler/transforms/region_fusion.h"
 #include "graph/onnx/onnx_importer.h"
 #include "gtest/gtest.h"
@@ -70,6 +71,7 @@ void CheckModel(const std::string& dir, const std::string& name) {
   DiagnosticCollector diagnostics(context);
   mlir::PassManager pm(&context);
   pm.addNestedPass<mlir::func::FuncOp>(CreateAttentionFusionPass());
+  pm.addNestedPass<mlir::func::FuncOp>(CreateLayerNormFusionPass());
   pm.addNestedPass<mlir::func::FuncOp>(CreateEpilogueFusionPass());
   pm.addNestedPass<mlir::func::FuncOp>(CreateRegionFusionPass());
   ASSERT_TRUE(mlir::succeeded(pm.run(**module))) << diagnostics.Error("fusion failed");
