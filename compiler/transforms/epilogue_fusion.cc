@@ -202,10 +202,6 @@ class EpilogueFuser {
     } else if (name == "LeakyRelu") {
       s->activation = "LeakyRelu";
       s->alpha = F64Attr(consumer, "alpha").value_or(0.01);
-    } else if (name == "Gelu") {
-      auto approximate = consumer->getAttrOfType<mlir::StringAttr>("approximate");
-      if (approximate && approximate.getValue() != "none") return mlir::failure();
-      s->activation = "Gelu";
     } else if (name == "Clip" && consumer->getNumOperands() == 1) {
       s->activation = "Clip";
     } else if (name == "Clip") {
