@@ -214,16 +214,19 @@ inline __m256 Erf(__m256 x) {
 // which keeps its relative accuracy in the tail instead of cancelling against 1.
 inline __m256 GeluErf(__m256 x) {
   const __m256 z = _mm256_mul_ps(x, Set(0.707106781186547524f));
-  const __m256 central = _mm256_mul_ps(Set(0.5f), _mm256_add_ps(Set(1.0f), Erf(z)));
-  // z^2 = x^2 / 2 from the exact x (x / sqrt(2) is rounded, and e^-z^2 would
-  // amplify that by 2 z^2).
+  // One erfc for both sides, from z^2 = x^2 / 2 of the exact x (x / sqrt(2) is rounded,
+  // and e^-z^2 would amplify that by 2 z^2): Phi = 1 - erfc(z) / 2 from z >= 1 on,
+  // erfc(-z) / 2 up to z = -0.5; between, 1/2 (1 + erf(z)) by erf's Taylor series.
   const __m256 a = _mm256_min_ps(Set(15.5f), Abs(x));
   const __m256 sq = _mm256_mul_ps(a, a);
   const __m256 sq_lo = _mm256_fmsub_ps(a, a, sq);
-  const __m256 tail =
+  const __m256 half_erfc =
       _mm256_mul_ps(Set(0.5f), ErfcFromSquare(_mm256_mul_ps(a, Set(0.707106781186547524f)),
                                               _mm256_mul_ps(Set(0.5f), sq), _mm256_mul_ps(Set(0.5f), sq_lo)));
-  const __m256 phi = _mm256_blendv_ps(central, tail, _mm256_cmp_ps(z, Set(-0.5f), _CMP_LE_OQ));
+  const __m256 erf_small = _mm256_mul_ps(z, Polynomial(kErfTaylor, _mm256_mul_ps(z, z)));
+  __m256 phi = _mm256_mul_ps(Set(0.5f), _mm256_add_ps(Set(1.0f), erf_small));
+  phi = _mm256_blendv_ps(phi, _mm256_sub_ps(Set(1.0f), half_erfc), _mm256_cmp_ps(z, Set(1.0f), _CMP_GE_OQ));
+  phi = _mm256_blendv_ps(phi, half_erfc, _mm256_cmp_ps(z, Set(-0.5f), _CMP_LE_OQ));
   return _mm256_mul_ps(x, phi);
 }
 
