@@ -14,6 +14,7 @@
 #include "compiler/transforms/constant_values.h"
 #include "compiler/transforms/match_helpers.h"
 #include "graph/op_registry.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallVector.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"

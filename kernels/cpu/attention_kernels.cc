@@ -23,6 +23,7 @@
 #include "graph/ops/attention_geometry.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/attention_kernel_geometry.h"
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_kernels.h"
@@ -42,10 +43,6 @@ constexpr int64_t kMaxScoreFloats = 128 * 1024;
 // Rough cycles per score beyond the two products' multiply-adds: the mask, softmax's
 // max, exp, sum and scale.
 constexpr int64_t kCostPerScore = 20;
-
-std::optional<Shape> InputShape(const KernelContext& ctx, int i) {
-  return ctx.has_input(i) ? std::optional<Shape>(ctx.input(i).shape()) : std::nullopt;
-}
 
 // Query rows per work item: all of them when their scores fit kMaxScoreFloats, else as
 // many as fit, rounded down to a multiple of the micro-kernel's rows `mr` when at least
@@ -87,9 +84,7 @@ KeySpan UnmaskedSpan(const bool* mask, int64_t row_stride, int64_t rows, int64_t
 }
 
 absl::Status MultiHeadAttentionKernel(KernelContext& ctx) {
-  const absl::StatusOr<AttentionGeometry> geometry =
-      ComputeAttentionGeometry(ctx.input(0).shape(), InputShape(ctx, 1), InputShape(ctx, 2), InputShape(ctx, 3),
-                               ctx.GetInt("num_heads"), ctx.GetFloat("scale"));
+  const absl::StatusOr<AttentionGeometry> geometry = AttentionGeometryOf(ctx);
   if (!geometry.ok()) return RunReferenceKernel(ctx);
   const AttentionGeometry& g = *geometry;
   const bool has_mask = ctx.has_input(3);

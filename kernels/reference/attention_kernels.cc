@@ -16,6 +16,7 @@
 #include "graph/ops/attention_geometry.h"
 #include "graph/status_macros.h"
 #include "graph/tensor.h"
+#include "kernels/attention_kernel_geometry.h"
 #include "kernels/kernel.h"
 #include "kernels/reference/convert.h"
 #include "kernels/register_kernels.h"
@@ -24,16 +25,10 @@ namespace tsr {
 
 namespace {
 
-std::optional<Shape> InputShape(const KernelContext& ctx, int i) {
-  return ctx.has_input(i) ? std::optional<Shape>(ctx.input(i).shape()) : std::nullopt;
-}
-
 // The geometry of ctx's inputs, after checking what inference would have: the
 // dtypes of K, V, the mask and the output, and the output's shape.
 absl::StatusOr<AttentionGeometry> CheckedGeometry(KernelContext& ctx) {
-  absl::StatusOr<AttentionGeometry> g =
-      ComputeAttentionGeometry(ctx.input(0).shape(), InputShape(ctx, 1), InputShape(ctx, 2), InputShape(ctx, 3),
-                               ctx.GetInt("num_heads"), ctx.GetFloat("scale"));
+  absl::StatusOr<AttentionGeometry> g = AttentionGeometryOf(ctx);
   if (!g.ok()) return ctx.Error(g.status().message());
   const DType dtype = ctx.input(0).dtype();
   for (int i : {1, 2}) {
