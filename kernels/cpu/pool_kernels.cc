@@ -7,7 +7,8 @@
 // row-major tap order, so MaxPool picks the same element (the first maximum; a NaN
 // first tap stays) and its index. Sums are in f32 (the reference's are in double).
 // With AVX2, the interior columns of 1-D and 2-D windows run eight outputs at a time
-// (pool_rows.h), with the same tap order and so the same results as the scalar loop.
+// (pool_rows.h; sixteen with AVX-512 for a 3-wide, stride-2 MaxPool without indices),
+// with the same tap order and so the same results as the scalar loop.
 // More than three spatial dimensions run the reference kernels.
 #include <algorithm>
 #include <atomic>
@@ -107,6 +108,9 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
   int64_t interior_begin, interior_end;
   InteriorColumns(w, interior_begin, interior_end);
   const int64_t interior_n = interior_end - interior_begin >= 8 ? interior_end - interior_begin : 0;
+  // ResNet's 3x3 / 2 stem pool without indices: sixteen outputs a step in AVX-512.
+  const bool row3_stride2_avx512 = indices == nullptr && ActiveCpuIsa() >= CpuIsa::kAvx512 && w.kernel[2] == 3 &&
+                                   w.stride[2] == 2 && w.dilation[2] == 1 && interior_n >= 16;
   std::atomic<bool> only_padding{false};  // a window with no input: the reference's error
 
   const TapTables taps(w);
@@ -209,9 +213,14 @@ absl::Status MaxPoolKernel(KernelContext& ctx) {
           for (int64_t ow = 0; ow < w.out[2]; ++ow) {
             if (vector && ow == interior_begin) {
               int64_t* row_indices = indices != nullptr ? indices + o + ow : nullptr;
-              // Column-major spatial offsets (storage_order=1) are iw * H + ih here (D is 1).
-              MaxPoolRowAvx2(RowSpan(w, xp, oh, kh_lo, kh_hi, ow, interior_n), y_data + o + ow, row_indices,
-                             p * in_size, column_major ? 1 : w.in[2], column_major ? w.in[1] : 1);
+              const PoolRowSpan span = RowSpan(w, xp, oh, kh_lo, kh_hi, ow, interior_n);
+              if (row3_stride2_avx512) {
+                MaxPoolRow3Stride2Avx512(span, y_data + o + ow);
+              } else {
+                // Column-major spatial offsets (storage_order=1) are iw * H + ih here (D is 1).
+                MaxPoolRowAvx2(span, y_data + o + ow, row_indices, p * in_size, column_major ? 1 : w.in[2],
+                               column_major ? w.in[1] : 1);
+              }
               ow += interior_n - 1;
               continue;
             }

@@ -1,6 +1,7 @@
-// Vectorized inner loops of the 2-D MaxPool / AveragePool (pool_rows_avx2.cc): eight
-// adjacent outputs of one output row at a time, over the interior columns whose
-// window taps all lie inside the input row (edge columns stay on the scalar loop).
+// Vectorized inner loops of the 2-D MaxPool / AveragePool (pool_rows_avx2.cc, and
+// pool_rows_avx512.cc for ResNet's stem pool): eight (or sixteen) adjacent outputs of
+// one output row at a time, over the interior columns whose window taps all lie inside
+// the input row (edge columns stay on the scalar loop).
 // Plain extern entry points only, so the ISA file includes nothing else.
 #ifndef TESSERA_KERNELS_CPU_POOL_ROWS_H_
 #define TESSERA_KERNELS_CPU_POOL_ROWS_H_
@@ -26,6 +27,10 @@ struct PoolRowSpan {
 // ih * ih_mul + iw * iw_mul must fit in int32 -- or, with indices null, none.
 void MaxPoolRowAvx2(const PoolRowSpan& s, float* y, int64_t* indices, int64_t index_base, int64_t ih_mul,
                     int64_t iw_mul);
+
+// MaxPoolRowAvx2 without indices for kw_count 3, stride_w 2, dilation_w 1 (ResNet's 3x3/2
+// stem pool) and n at least 16, sixteen outputs at a time in AVX-512F: the same floats.
+void MaxPoolRow3Stride2Avx512(const PoolRowSpan& s, float* y);
 
 // The whole 2x2, stride 2, unpadded max pool of one plane x [in_h, in_w] into y
 // [out_h, out_w] (out_h <= in_h / 2, out_w <= in_w / 2), without indices: the first

@@ -133,7 +133,8 @@ TEST_P(PoolKernelTest, MaxPoolNaN) {
 
 // MaxPool without its Indices output (inference graphs), against the reference,
 // bitwise: 2x2 / 2 whole planes in the vector loop (odd sizes drop the last column or
-// row); 3x3 / 2 (ResNet's stem pool: three taps from four loads per window row) with
+// row); 3x3 / 2 (ResNet's stem pool: three taps from four loads per window row in AVX2,
+// from two loads and a broadcast, sixteen outputs at a time, in AVX-512) with
 // and without padding and ceil_mode, and 3x3 / 1 (the general row loop) -- rows shorter
 // and longer than one 16-column step, NaNs first and later, ties (coarse values), at
 // several thread splits.
