@@ -29,44 +29,67 @@ thread_local int current_index = 0;
 struct ParallelForState {
   // At most this many participants (the caller and its helpers) own chunks.
   static constexpr int kMaxOwners = 16;
+  // Bites (the smallest claims) per chunk.
+  static constexpr int64_t kStealsPerChunk = 8;
 
   int64_t n = 0;
-  int64_t num_chunks = 0;
   int owners = 1;
+  int64_t own_step = 1, steal_step = 1;  // items per claim: an owner's, another's
   const std::function<void(int64_t, int64_t)>* fn = nullptr;
-  // Owner p's chunks are [first(p), first(p + 1)); next[p] is the next one not yet taken.
-  std::atomic<int64_t> next[kMaxOwners];
-  std::atomic<int64_t> done{0};
+  // Owner p's items are [first(p), first(p + 1)); next[p] is the first not yet taken.
+  // Each counter on its own cache line, so that owners taking their own chunks do not
+  // pull one line back and forth between cores.
+  struct alignas(64) Counter {
+    std::atomic<int64_t> value;
+  };
+  Counter next[kMaxOwners];
+  alignas(64) std::atomic<int64_t> done{0};  // items finished
   std::mutex mu;
   std::condition_variable cv;
 
-  int64_t first(int p) const { return p * num_chunks / owners; }
+  int64_t num_chunks = 1;
+  int64_t first(int p) const { return p * num_chunks / owners * n / num_chunks; }
 
   void Start(int64_t items, int64_t chunks, int participants, const std::function<void(int64_t, int64_t)>* f) {
     n = items;
     num_chunks = chunks;
     owners = std::max(1, std::min<int>(participants, kMaxOwners));
+    own_step = (n + chunks - 1) / chunks;
+    steal_step = std::max<int64_t>(1, own_step / kStealsPerChunk);
     fn = f;
-    for (int p = 0; p < owners; ++p) next[p].store(first(p), std::memory_order_relaxed);
+    for (int p = 0; p < owners; ++p) next[p].value.store(first(p), std::memory_order_relaxed);
   }
 
-  // Runs owner p's chunks in order, then takes what is left of the others' (p + 1, p + 2,
+  // Runs owner p's items in order, then takes what is left of the others' (p + 1, p + 2,
   // ... round the ring), until none is left. A participant runs the same share of every
   // ParallelFor when the threads keep pace -- the caller the first, the first helper the
   // next --, so that an op reading what the op before wrote finds most of it in its own
   // core's cache: a read of data another core wrote runs at ~28 GB/s here against ~100
   // from the core's own L2, and chunks taken first-come (the caller's and the helper's
   // interleaved) left half of every activation on the wrong core.
+  //
+  // An owner claims its items a chunk at a time, then, once less than two chunks are
+  // left, half of what is left, down to a bite of an eighth of a chunk; the others' items
+  // go in such bites. A participant that finished first thus shares the end of a slower
+  // one's share (a core slowed by a neighbour, uneven rows) instead of waiting for a
+  // whole chunk: with whole chunks, a 3x3/2 convolution's caller ran 560 us where its
+  // helper ran 500 and then waited; now both run 500 (ResNet-18, MobileNetV2 and LeNet at
+  // two threads 1-2% faster, in-process A/B).
   void RunChunks(int p) {
     for (int k = 0; k < owners; ++k) {
       const int q = (p + k) % owners;
       const int64_t last = first(q + 1);
       for (;;) {
-        const int64_t c = next[q].fetch_add(1);
-        if (c >= last) break;
-        // Chunk c covers [c*n/k, (c+1)*n/k): sizes differ by at most one item.
-        (*fn)(c * n / num_chunks, (c + 1) * n / num_chunks);
-        if (done.fetch_add(1) + 1 == num_chunks) {
+        int64_t step = steal_step;
+        if (k == 0) {
+          const int64_t left = last - next[q].value.load(std::memory_order_relaxed);
+          step = std::max(steal_step, std::min(own_step, left / 2));
+        }
+        const int64_t begin = next[q].value.fetch_add(step);
+        if (begin >= last) break;
+        const int64_t end = std::min(begin + step, last);
+        (*fn)(begin, end);
+        if (done.fetch_add(end - begin) + (end - begin) == n) {
           std::lock_guard<std::mutex> lock(mu);
           cv.notify_all();
         }
@@ -153,9 +176,9 @@ void ThreadPool::ParallelFor(int64_t n, int64_t cost_per_item, const std::functi
     Schedule([state, owner] { state->RunChunks(owner); });
   }
   state->RunChunks(0);
-  if (SpinUntil([&] { return state->done.load(std::memory_order_acquire) == num_chunks; })) return;
+  if (SpinUntil([&] { return state->done.load(std::memory_order_acquire) == n; })) return;
   std::unique_lock<std::mutex> lock(state->mu);
-  state->cv.wait(lock, [&] { return state->done.load() == num_chunks; });
+  state->cv.wait(lock, [&] { return state->done.load() == n; });
 }
 
 ParallelForFn ThreadPool::AsParallelForFn() {

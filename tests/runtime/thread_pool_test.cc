@@ -119,6 +119,29 @@ TEST(ThreadPoolTest, ParallelForStartsEachThreadOnItsOwnShare) {
   EXPECT_EQ(worker_first.load(), 4);
 }
 
+// A participant done with its own share takes the end of a slower one's in small bites:
+// the owner claims less than a whole chunk once less than two are left. 64 items in 8
+// chunks: the caller owns [0, 32); its claim from item 24 on waits until the worker,
+// done with [32, 64), has run an item of the caller's last chunk -- which it could not
+// if the caller had claimed that chunk whole.
+TEST(ThreadPoolTest, ParallelForSharesTheEndOfASlowShare) {
+  ThreadPool pool(1);
+  absl::Notification worker_took_the_end;
+  std::atomic<bool> notified{false};
+  std::atomic<int64_t> caller_claim{-1};
+  bool waited = true;
+  pool.ParallelFor(64, 1000000, [&](int64_t begin, int64_t end) {
+    if (pool.CurrentThreadId() != 0) {
+      if (begin < 32 && end > 24 && !notified.exchange(true)) worker_took_the_end.Notify();
+    } else if (end > 24 && begin < 32 && caller_claim.load() < 0) {
+      caller_claim = end - begin;
+      waited = worker_took_the_end.WaitForNotificationWithTimeout(absl::Seconds(30));
+    }
+  });
+  ASSERT_TRUE(waited) << "the worker never ran an item of the caller's last chunk";
+  EXPECT_LT(caller_claim.load(), 8);
+}
+
 TEST(ThreadPoolTest, ParallelForOfNothingDoesNothing) {
   ThreadPool pool(2);
   bool called = false;
