@@ -141,10 +141,14 @@ std::string BuildVectorizationSchedule(mlir::ModuleOp module, const ScheduleOpti
     // the reduced elements. `lanes` outputs at a time (of the innermost parallel dim) run
     // `lanes` chains side by side in one vector register instead.
     const llvm::SmallVector<mlir::utils::IteratorType> iterators = op.getIteratorTypesArray();
+    // The vectorized tile's lowering transposes it lane by lane (an extract and an insert
+    // per element), so the reduced dim steps by `lanes` too: a 16 x 16 tile, not 16 x 128
+    // (GPT-2's layer norm: 2.7 MB of LLVM IR and 1.8 s of codegen for 16 x 64 tiles).
     if (iterators.back() == mlir::utils::IteratorType::reduction) {
       for (size_t d = iterators.size(); d-- > 0;) {
         if (iterators[d] == mlir::utils::IteratorType::parallel) {
           targets[d] = lanes;
+          targets.back() = lanes;
           break;
         }
       }

@@ -33,6 +33,26 @@ func.func @f(%x: )",
 )");
 }
 
+// y[i] = sum over j of x[i, j]: a reduction along the innermost dim.
+std::string RowSums(int64_t rows, int64_t cols) {
+  const std::string x = absl::StrCat("memref<", rows, "x", cols, "xf32>"), y = absl::StrCat("memref<", rows, "xf32>");
+  return absl::StrCat(R"(
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (i)>
+func.func @f(%x: )",
+                      x, ", %y: ", y, R"() {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : )",
+                      x, ") outs(%y : ", y, R"() {
+  ^bb0(%u: f32, %o: f32):
+    %v = arith.addf %o, %u : f32
+    linalg.yield %v : f32
+  }
+  return
+}
+)");
+}
+
 std::string ScheduleOf(const std::string& text, int64_t vector_bits) {
   mlir::DialectRegistry registry;
   RegisterCodegenDialects(registry);
@@ -60,6 +80,18 @@ TEST(VectorizationScheduleTest, PolynomialMathStepsByTwoVectors) {
       const std::string schedule = ScheduleOf(Elementwise(c.op, 4, 3072), bits);
       EXPECT_NE(schedule.find(absl::StrCat("tile_sizes [1, ", step, "]")), std::string::npos) << schedule;
     }
+  }
+}
+
+// A reduction along the innermost dim runs one vector of outputs side by side, and steps
+// through the reduced dim by one vector too: its tile is transposed lane by lane, and at
+// 16 x 768 (the whole row) that unrolled into megabytes of IR.
+TEST(VectorizationScheduleTest, InnermostReductionTilesAreOneVectorSquare) {
+  for (const int64_t bits : {256, 512}) {
+    SCOPED_TRACE(absl::StrCat(bits, " bits"));
+    const int64_t lanes = bits / 32;
+    const std::string schedule = ScheduleOf(RowSums(128, 768), bits);
+    EXPECT_NE(schedule.find(absl::StrCat("tile_sizes [", lanes, ", ", lanes, "]")), std::string::npos) << schedule;
   }
 }
 
