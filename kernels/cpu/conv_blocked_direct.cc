@@ -1,6 +1,6 @@
 // The channel-blocked direct convolution (group 1; conv_blocked_kernels.h): the weight
 // packing, the choice of register blocking, the thread split, and the portable
-// fallback of the AVX-512 row kernel (conv_blocked_direct_avx512.cc).
+// fallback of the row kernels (conv_blocked_direct_simd.h: AVX-512 and AVX2).
 //
 // Packed weights: [out block][in block][kh][kw][in lane][out lane 16], zeros past the
 // output channel count, so that one tap's input channels are consecutive output-lane
@@ -45,17 +45,27 @@ struct RegisterBlocking {
   int64_t max_width;
 };
 
+// The widest strips of the ISA's row kernel by output blocks at once.
+const int64_t* MaxWidths(CpuIsa isa) {
+  return isa >= CpuIsa::kAvx512 ? kBlockedDirectMaxWidthAvx512 : kBlockedDirectMaxWidthAvx2;
+}
+
 // The blocking that keeps the most accumulators busy on rows of `width` pixels with
 // `out_blocks` output blocks in all: strips and groups are balanced, so a row of 7
 // with 8-wide strips uses 7 of them, and 5 output blocks in groups of 4 use 2.5 of
-// 4 on average. One output block at a time (each broadcast feeding one FMA) only when
-// there is one; ties go to the wider strips (fewer strips, less overhead per FMA).
-RegisterBlocking ChooseBlocking(int64_t width, int64_t out_blocks) {
-  if (out_blocks == 1) return {1, kBlockedDirectMaxWidth[1]};
-  RegisterBlocking best{2, kBlockedDirectMaxWidth[2]};
+// 4 on average. In AVX-512 one output block at a time (each broadcast feeding one
+// FMA) only when there is one; in AVX2 a block is two vectors, so each broadcast
+// feeds two FMAs even then. Ties go to the wider strips (fewer strips, less overhead
+// per FMA).
+RegisterBlocking ChooseBlocking(int64_t width, int64_t out_blocks, CpuIsa isa) {
+  const int64_t* max_widths = MaxWidths(isa);
+  if (out_blocks == 1) return {1, max_widths[1]};
+  const int64_t min_blocks = isa >= CpuIsa::kAvx512 ? 2 : 1;
+  RegisterBlocking best{min_blocks, max_widths[min_blocks]};
   double best_score = -1;
-  for (int64_t b = 2; b <= 4; ++b) {
-    const int64_t max_width = kBlockedDirectMaxWidth[b];
+  for (int64_t b = min_blocks; b <= 4; ++b) {
+    const int64_t max_width = max_widths[b];
+    if (max_width == 0) continue;
     const int64_t strips = (width + max_width - 1) / max_width;
     const int64_t groups = (out_blocks + b - 1) / b;
     const double used = static_cast<double>(width) / strips * static_cast<double>(out_blocks) / groups;
@@ -67,9 +77,9 @@ RegisterBlocking ChooseBlocking(int64_t width, int64_t out_blocks) {
   return best;
 }
 
-// The fallback of BlockedDirectRowAvx512: the same sums, one output at a time. std::fma
-// keeps each term fused as the vector kernel's (in generic x86-64 code a libm call:
-// this path is for correctness on CPUs without AVX-512, not for speed).
+// The fallback of the vector row kernels: the same sums, one output at a time. std::fma
+// keeps each term fused as the vector kernels' (in generic x86-64 code a libm call:
+// this path is for correctness on CPUs without AVX2, not for speed).
 void BlockedDirectRowPortable(const BlockedDirectRow& r) {
   float acc[kLanes];
   for (int64_t o = 0; o < r.out_blocks; ++o) {
@@ -142,7 +152,7 @@ BlockedDirectPlan::BlockedDirectPlan(const ConvGeometry& g, const float* packed,
       isa_(ActiveCpuIsa()),
       clamp_(ClampInRegisters(activation)),
       zero_lanes_after_activation_(last_lanes_ < kLanes && ActivationMovesZero(activation)) {
-  const RegisterBlocking blocking = ChooseBlocking(width, out_blocks_);
+  const RegisterBlocking blocking = ChooseBlocking(width, out_blocks_, isa_);
   group_blocks_ = blocking.out_blocks;
   max_width_ = blocking.max_width;
   groups_ = (out_blocks_ + group_blocks_ - 1) / group_blocks_;
@@ -179,6 +189,8 @@ void BlockedDirectPlan::RunGroup(int64_t group, BlockedDirectRow& r) const {
   r.clamp_hi = activation_.max;
   if (isa_ >= CpuIsa::kAvx512) {
     BlockedDirectRowAvx512(r);
+  } else if (isa_ >= CpuIsa::kAvx2) {
+    BlockedDirectRowAvx2(r);
   } else {
     BlockedDirectRowPortable(r);
   }

@@ -1,5 +1,6 @@
 // The register-blocked inner kernel of the channel-blocked direct convolution
-// (conv_blocked_direct.cc), one entry point per ISA (conv_blocked_direct_avx512.cc).
+// (conv_blocked_direct.cc), one entry point per ISA (conv_blocked_direct_avx512.cc,
+// conv_blocked_direct_avx2.cc).
 // Kept apart from conv_blocked_kernels.h so the ISA file includes nothing with inline
 // functions or templates.
 #ifndef TESSERA_KERNELS_CPU_CONV_BLOCKED_DIRECT_ROW_H_
@@ -9,10 +10,12 @@
 
 namespace tsr {
 
-// The widest strip of output pixels the AVX-512 kernel holds in registers for
-// `out_blocks` (1 to 4) output blocks at once: out_blocks * width accumulators plus
-// out_blocks weight vectors and a broadcast fit the 32 vector registers.
-inline constexpr int64_t kBlockedDirectMaxWidth[5] = {0, 28, 12, 8, 6};
+// The widest strip of output pixels a kernel holds in registers for `out_blocks` (1 to
+// 4) output blocks at once: out_blocks * width accumulators plus out_blocks weight
+// vectors and a broadcast fit the 32 vector registers of AVX-512 and the 16 of AVX2
+// (where a block takes two). 0: that many blocks at once do not fit.
+inline constexpr int64_t kBlockedDirectMaxWidthAvx512[5] = {0, 28, 12, 8, 6};
+inline constexpr int64_t kBlockedDirectMaxWidthAvx2[5] = {0, 6, 2, 1, 0};
 
 // Output pixels [ow_begin, ow_end) of one output row, for `out_blocks` consecutive
 // output channel blocks. Input element (block b, channel i of the block, input row
@@ -52,13 +55,14 @@ struct BlockedDirectRow {
   int64_t y_block_stride;
   int64_t out_blocks, last_block_lanes;
   int64_t ow_begin, ow_end;
-  // Strips of at most this many pixels (<= kBlockedDirectMaxWidth[out_blocks]).
+  // Strips of at most this many pixels (<= the ISA's max width for out_blocks).
   int64_t max_width;
   BlockedDirectClamp clamp = BlockedDirectClamp::kNone;
   float clamp_lo = 0.0f, clamp_hi = 0.0f;  // kClip
 };
 
 void BlockedDirectRowAvx512(const BlockedDirectRow& r);
+void BlockedDirectRowAvx2(const BlockedDirectRow& r);
 
 }  // namespace tsr
 

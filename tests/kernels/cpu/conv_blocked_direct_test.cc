@@ -37,7 +37,7 @@ namespace {
 
 using testing::CpuIsaTest;
 using testing::DirectCase;
-using testing::ExpectAvx512EqualsFallback;
+using testing::ExpectVectorEqualsFallback;
 using testing::OutSize;
 using testing::Square;
 
@@ -181,10 +181,12 @@ TEST_P(ConvBlockedDirectTest, NetworkLayers) {
 
 TSR_INSTANTIATE_FOR_ALL_ISAS(ConvBlockedDirectTest);
 
-// The AVX-512 kernel (strips of every width, edge strips) and the portable fallback
-// compute the same floats (activations whose loops are exact at every ISA level).
-TEST(ConvBlockedDirectIsaTest, Avx512EqualsFallback) {
-  if (SupportedCpuIsa(CpuIsa::kAvx512) != CpuIsa::kAvx512) GTEST_SKIP() << "CPU lacks avx512";
+// The AVX2 and AVX-512 kernels (strips of every width and output-block count, edge
+// strips) and the portable fallback compute the same floats (activations whose loops are
+// exact at every ISA level).
+class ConvBlockedDirectVectorTest : public ::testing::TestWithParam<CpuIsa> {};
+
+TEST_P(ConvBlockedDirectVectorTest, EqualsFallback) {
   const int64_t channel_choices[] = {1, 3, 16, 17, 33};
   const int64_t out_choices[] = {1, 5, 16, 24, 40, 64};
   const char* act_choices[] = {"None", "Relu", "Clip"};
@@ -203,9 +205,15 @@ TEST(ConvBlockedDirectIsaTest, Avx512EqualsFallback) {
     c.x_blocked = c.c > 3 || pick(0, 1) == 1;
     c.residual = pick(0, 1) == 1;
     c.act = act_choices[pick(0, 2)];
-    ExpectAvx512EqualsFallback(c, seed, BlockedConvAlgorithm::kDirect);
+    ExpectVectorEqualsFallback(c, seed, BlockedConvAlgorithm::kDirect, GetParam());
+    if (::testing::Test::IsSkipped()) return;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(VectorIsas, ConvBlockedDirectVectorTest, ::testing::Values(CpuIsa::kAvx2, CpuIsa::kAvx512),
+                         [](const ::testing::TestParamInfo<CpuIsa>& info) {
+                           return std::string(CpuIsaName(info.param));
+                         });
 
 }  // namespace
 }  // namespace tsr

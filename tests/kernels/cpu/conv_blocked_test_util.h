@@ -208,17 +208,20 @@ inline void CheckBlocked(const DirectCase& c, uint32_t seed, BlockedConvAlgorith
 
 // The AVX-512 kernels and the portable fallback compute the same floats for the case,
 // prepared with `algorithm`.
-inline void ExpectAvx512EqualsFallback(const DirectCase& c, uint32_t seed, BlockedConvAlgorithm algorithm) {
-  SCOPED_TRACE(absl::StrCat("seed=", seed, " ", Describe(c)));
+// The vector kernels of `isa` (AVX2 or AVX-512) and the portable fallback compute the
+// same floats; skipped where the CPU lacks `isa`.
+inline void ExpectVectorEqualsFallback(const DirectCase& c, uint32_t seed, BlockedConvAlgorithm algorithm, CpuIsa isa) {
+  if (SupportedCpuIsa(isa) != isa) GTEST_SKIP() << "CPU lacks " << CpuIsaName(isa);
+  SCOPED_TRACE(absl::StrCat("seed=", seed, " isa=", CpuIsaName(isa), " ", Describe(c)));
   const Operands ops = MakeOperands(c, seed);
   absl::StatusOr<PreparedBlockedConv> prepared = PrepareBlockedConv(GeometryOf(c), ops.w.data<float>(), algorithm);
   ASSERT_TRUE(prepared.ok()) << prepared.status();
-  ::setenv("TESSERA_CPU_ISA", "avx512", 1);
-  const std::vector<float> avx512 = RunBlocked(c, ops, *prepared, nullptr);
+  ::setenv("TESSERA_CPU_ISA", std::string(CpuIsaName(isa)).c_str(), 1);
+  const std::vector<float> vector = RunBlocked(c, ops, *prepared, nullptr);
   ::setenv("TESSERA_CPU_ISA", "scalar", 1);
   const std::vector<float> fallback = RunBlocked(c, ops, *prepared, nullptr);
   ::unsetenv("TESSERA_CPU_ISA");
-  ExpectBitwiseEqual(avx512, fallback, "avx512 vs fallback");
+  ExpectBitwiseEqual(vector, fallback, absl::StrCat(CpuIsaName(isa), " vs fallback"));
 }
 
 inline DirectCase Square(int64_t c, int64_t m, int64_t size, int64_t kernel, int64_t stride, int64_t pad) {

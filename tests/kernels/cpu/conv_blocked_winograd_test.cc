@@ -29,7 +29,7 @@ namespace {
 using testing::CheckBlocked;
 using testing::CpuIsaTest;
 using testing::DirectCase;
-using testing::ExpectAvx512EqualsFallback;
+using testing::ExpectVectorEqualsFallback;
 using testing::GeometryOf;
 using testing::Square;
 
@@ -164,10 +164,11 @@ TEST(ConvBlockedWinogradLayersTest, ResNet18Layers) {
   CheckBlocked(c, 303, BlockedConvAlgorithm::kAuto, LayerTolerance(c.c));
 }
 
-// The AVX-512 steps and the portable fallback compute the same floats (activations whose
-// loops are exact at every ISA level).
-TEST(ConvBlockedWinogradIsaTest, Avx512EqualsFallback) {
-  if (SupportedCpuIsa(CpuIsa::kAvx512) != CpuIsa::kAvx512) GTEST_SKIP() << "CPU lacks avx512";
+// The AVX2 and AVX-512 steps and the portable fallback compute the same floats
+// (activations whose loops are exact at every ISA level).
+class ConvBlockedWinogradVectorTest : public ::testing::TestWithParam<CpuIsa> {};
+
+TEST_P(ConvBlockedWinogradVectorTest, EqualsFallback) {
   int checked = 0;
   for (uint32_t seed = 3000; checked < 20; ++seed) {
     std::mt19937 rng(seed);
@@ -175,9 +176,15 @@ TEST(ConvBlockedWinogradIsaTest, Avx512EqualsFallback) {
     if (!Fits(c)) continue;
     if (c.act == "Sigmoid") c.act = "Relu";
     ++checked;
-    ExpectAvx512EqualsFallback(c, seed, kBothTiles[seed % 2]);
+    ExpectVectorEqualsFallback(c, seed, kBothTiles[seed % 2], GetParam());
+    if (::testing::Test::IsSkipped()) return;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(VectorIsas, ConvBlockedWinogradVectorTest, ::testing::Values(CpuIsa::kAvx2, CpuIsa::kAvx512),
+                         [](const ::testing::TestParamInfo<CpuIsa>& info) {
+                           return std::string(CpuIsaName(info.param));
+                         });
 
 }  // namespace
 }  // namespace tsr
