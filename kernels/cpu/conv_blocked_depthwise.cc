@@ -1,7 +1,7 @@
 // The channel-blocked depthwise convolution (conv_blocked_kernels.h): the weights packed
 // per channel block as [kernel_h][kernel_w][16], the outputs' bands of equal valid taps,
 // the split of the work over (image, channel block, output rows), the epilogue, and the
-// portable path that computes the AVX-512 kernel's floats (conv_blocked_depthwise_avx512.cc).
+// portable path that computes the vector kernels' floats (conv_blocked_depthwise_simd.h).
 //
 // Every output is bias + the sum of its valid taps -- those reading inside the input;
 // taps on the padding are skipped, not multiplied by zero -- kh outer, kw inner, one
@@ -53,7 +53,7 @@ std::vector<BlockedDepthwiseBand> Bands(const Window3d& w, int d) {
   return bands;
 }
 
-// BlockedDepthwiseRowsAvx512's floats, lane by lane.
+// The vector kernels' floats, lane by lane.
 void BlockedDepthwiseRowsPortable(const BlockedDepthwiseRows& r) {
   for (int64_t b = 0; b < r.blocks; ++b) {
     const float* x_block = r.x + b * r.x_block;
@@ -147,6 +147,8 @@ void BlockedDepthwisePlan::Run(const BlockedDepthwiseSlice& s) const {
   r.y_row0 = s.y_row0;
   if (isa_ >= CpuIsa::kAvx512) {
     BlockedDepthwiseRowsAvx512(r);
+  } else if (isa_ >= CpuIsa::kAvx2) {
+    BlockedDepthwiseRowsAvx2(r);
   } else {
     BlockedDepthwiseRowsPortable(r);
   }

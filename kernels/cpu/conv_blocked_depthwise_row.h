@@ -1,5 +1,5 @@
 // The inner loops of the channel-blocked depthwise convolution (conv_blocked_depthwise.cc)
-// in AVX-512 (conv_blocked_depthwise_avx512.cc). Kept apart from conv_blocked_kernels.h
+// in AVX-512 and AVX2 (conv_blocked_depthwise_simd.h). Kept apart from conv_blocked_kernels.h
 // so the ISA file includes nothing with inline functions or templates.
 #ifndef TESSERA_KERNELS_CPU_CONV_BLOCKED_DEPTHWISE_ROW_H_
 #define TESSERA_KERNELS_CPU_CONV_BLOCKED_DEPTHWISE_ROW_H_
@@ -45,6 +45,7 @@ struct BlockedDepthwiseRows {
   int64_t x_row0 = 0, y_row0 = 0;
 };
 void BlockedDepthwiseRowsAvx512(const BlockedDepthwiseRows& r);
+void BlockedDepthwiseRowsAvx2(const BlockedDepthwiseRows& r);
 
 }  // namespace tsr
 

@@ -352,10 +352,13 @@ TEST_P(ConvBlockedDepthwiseTest, RandomShapes) {
 
 TSR_INSTANTIATE_FOR_ALL_ISAS(ConvBlockedDepthwiseTest);
 
-// The AVX-512 path computes the portable path's floats bit for bit (activations whose
-// kernels are exact at every ISA level).
-TEST(ConvBlockedDepthwiseIsaTest, Avx512BitwiseThePortablePath) {
-  if (SupportedCpuIsa(CpuIsa::kAvx512) != CpuIsa::kAvx512) GTEST_SKIP() << "CPU lacks avx512";
+// The AVX2 and AVX-512 paths compute the portable path's floats bit for bit (activations
+// whose kernels are exact at every ISA level).
+class ConvBlockedDepthwiseVectorTest : public ::testing::TestWithParam<CpuIsa> {};
+
+TEST_P(ConvBlockedDepthwiseVectorTest, BitwiseThePortablePath) {
+  const CpuIsa isa = GetParam();
+  if (SupportedCpuIsa(isa) != isa) GTEST_SKIP() << "CPU lacks " << CpuIsaName(isa);
   const DwCase cases[] = {
       {.n = 2, .c = 17, .in_h = 13, .in_w = 30},
       {.c = 33,
@@ -395,6 +398,9 @@ TEST(ConvBlockedDepthwiseIsaTest, Avx512BitwiseThePortablePath) {
       {.c = 144, .in_h = 56, .in_w = 56, .stride_h = 2, .stride_w = 2, .pad_top = 0, .pad_left = 0},
       {.c = 32, .in_h = 112, .in_w = 112, .residual = Residual::kSeparate, .activation = "Clip"},
       {.c = 40, .in_h = 7, .in_w = 7, .kernel_h = 3, .kernel_w = 1, .pad_left = 0, .pad_right = 0},
+      // Rows of every tile width and height left over at AVX2's tiles (6 x 1, 3 x 2, ...).
+      {.c = 24, .in_h = 11, .in_w = 11, .activation = "Relu"},
+      {.c = 20, .in_h = 9, .in_w = 15, .kernel_h = 5, .kernel_w = 5, .pad_top = 2, .pad_left = 2},
       // Small outputs of many blocks: the kernel's tiles run through the blocks, several
       // at once.
       {.c = 160, .in_h = 7, .in_w = 7, .residual = Residual::kInPlace, .activation = "Relu"},
@@ -416,18 +422,23 @@ TEST(ConvBlockedDepthwiseIsaTest, Avx512BitwiseThePortablePath) {
   for (const DwCase& c : cases) {
     SCOPED_TRACE(absl::StrCat("seed=", seed, " ", Describe(c)));
     const Inputs in = MakeInputs(c, seed++);
-    ::setenv("TESSERA_CPU_ISA", "avx2", 1);
+    ::setenv("TESSERA_CPU_ISA", "scalar", 1);
     const std::vector<float> portable = Blocked(c, in, nullptr);
-    ::setenv("TESSERA_CPU_ISA", "avx512", 1);
-    const std::vector<float> avx512 = Blocked(c, in, ThreadedParallelFor(2));
+    ::setenv("TESSERA_CPU_ISA", std::string(CpuIsaName(isa)).c_str(), 1);
+    const std::vector<float> vector = Blocked(c, in, ThreadedParallelFor(2));
     ::unsetenv("TESSERA_CPU_ISA");
-    ASSERT_EQ(portable.size(), avx512.size());
+    ASSERT_EQ(portable.size(), vector.size());
     for (size_t i = 0; i < portable.size(); ++i) {
-      ASSERT_EQ(std::memcmp(&portable[i], &avx512[i], sizeof(float)), 0)
-          << "element " << i << ": " << portable[i] << " vs " << avx512[i];
+      ASSERT_EQ(std::memcmp(&portable[i], &vector[i], sizeof(float)), 0)
+          << "element " << i << ": " << portable[i] << " vs " << vector[i];
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(VectorIsas, ConvBlockedDepthwiseVectorTest, ::testing::Values(CpuIsa::kAvx2, CpuIsa::kAvx512),
+                         [](const ::testing::TestParamInfo<CpuIsa>& info) {
+                           return std::string(CpuIsaName(info.param));
+                         });
 
 }  // namespace
 }  // namespace tsr
