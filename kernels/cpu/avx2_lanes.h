@@ -1,5 +1,6 @@
 // AVX2 lane helpers shared by the per-ISA kernels (conv_depthwise_avx2.cc,
-// pool_rows_avx2.cc, conv_transpose_row_avx2.cc). Included ONLY by files compiled with -mavx2: everything here has
+// pool_rows_avx2.cc, conv_transpose_row_avx2.cc, conv_blocked_layout_avx2.cc,
+// conv_winograd_avx2.cc). Included ONLY by files compiled with -mavx2: everything here has
 // internal linkage (anonymous namespace), so no copy built with other flags can be
 // shared across ISAs (see gemm_microkernel_simd.h).
 #ifndef TESSERA_KERNELS_CPU_AVX2_LANES_H_
@@ -46,6 +47,31 @@ inline void InterleaveEvenOdd(__m256 even, __m256 odd, float* x, int64_t n) {
   }
   _mm256_maskstore_ps(x, FirstLanes(n), first);
   _mm256_maskstore_ps(x + 8, FirstLanes(n - 8), second);
+}
+
+// In place: r[i] lane j becomes r[j] lane i (pairs of rows interleaved, then groups of
+// four, then the 128-bit halves: 24 shuffles). The shuffles only move bits.
+inline void Transpose8x8(__m256 r[8]) {
+  const __m256 a0 = _mm256_unpacklo_ps(r[0], r[1]), a1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 a2 = _mm256_unpacklo_ps(r[2], r[3]), a3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 a4 = _mm256_unpacklo_ps(r[4], r[5]), a5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 a6 = _mm256_unpacklo_ps(r[6], r[7]), a7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 b0 = _mm256_shuffle_ps(a0, a2, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 b1 = _mm256_shuffle_ps(a0, a2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 b2 = _mm256_shuffle_ps(a1, a3, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 b3 = _mm256_shuffle_ps(a1, a3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 b4 = _mm256_shuffle_ps(a4, a6, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 b5 = _mm256_shuffle_ps(a4, a6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 b6 = _mm256_shuffle_ps(a5, a7, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 b7 = _mm256_shuffle_ps(a5, a7, _MM_SHUFFLE(3, 2, 3, 2));
+  r[0] = _mm256_permute2f128_ps(b0, b4, 0x20);
+  r[1] = _mm256_permute2f128_ps(b1, b5, 0x20);
+  r[2] = _mm256_permute2f128_ps(b2, b6, 0x20);
+  r[3] = _mm256_permute2f128_ps(b3, b7, 0x20);
+  r[4] = _mm256_permute2f128_ps(b0, b4, 0x31);
+  r[5] = _mm256_permute2f128_ps(b1, b5, 0x31);
+  r[6] = _mm256_permute2f128_ps(b2, b6, 0x31);
+  r[7] = _mm256_permute2f128_ps(b3, b7, 0x31);
 }
 
 }  // namespace

@@ -43,13 +43,17 @@ bool Depthwise(const ConvGeometry& g) { return g.group > 1 && g.group == g.chann
 
 void BlockChannels(int64_t batch, int64_t channels, int64_t pixels, const float* x, float* y,
                    const ParallelForFn& parallel_for) {
-  const bool avx512 = ActiveCpuIsa() >= CpuIsa::kAvx512;
+  const CpuIsa isa = ActiveCpuIsa();
   ForEachChunk(batch, channels, pixels, parallel_for,
                [&](int64_t lanes, int64_t p0, int64_t p1, int64_t plain_offset, int64_t blocked_offset) {
                  const float* src = x + plain_offset;
                  float* dst = y + blocked_offset;
-                 if (avx512) {
+                 if (isa >= CpuIsa::kAvx512) {
                    BlockPixelsAvx512(lanes, pixels, p0, p1, src, dst);
+                   return;
+                 }
+                 if (isa >= CpuIsa::kAvx2) {
+                   BlockPixelsAvx2(lanes, pixels, p0, p1, src, dst);
                    return;
                  }
                  for (int64_t p = p0; p < p1; ++p) {
@@ -63,13 +67,17 @@ void BlockChannels(int64_t batch, int64_t channels, int64_t pixels, const float*
 
 void UnblockChannels(int64_t batch, int64_t channels, int64_t pixels, const float* x, float* y,
                      const ParallelForFn& parallel_for) {
-  const bool avx512 = ActiveCpuIsa() >= CpuIsa::kAvx512;
+  const CpuIsa isa = ActiveCpuIsa();
   ForEachChunk(batch, channels, pixels, parallel_for,
                [&](int64_t lanes, int64_t p0, int64_t p1, int64_t plain_offset, int64_t blocked_offset) {
                  const float* src = x + blocked_offset;
                  float* dst = y + plain_offset;
-                 if (avx512) {
+                 if (isa >= CpuIsa::kAvx512) {
                    UnblockPixelsAvx512(lanes, pixels, p0, p1, src, dst);
+                   return;
+                 }
+                 if (isa >= CpuIsa::kAvx2) {
+                   UnblockPixelsAvx2(lanes, pixels, p0, p1, src, dst);
                    return;
                  }
                  for (int64_t l = 0; l < lanes; ++l) {

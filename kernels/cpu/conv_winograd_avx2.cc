@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/avx2_lanes.h"
 #include "kernels/cpu/conv_winograd_matrices.h"
 #include "kernels/cpu/conv_winograd_transform.h"
 
@@ -51,29 +52,9 @@ inline void StoreFirst(float* dst, __m256 v, int64_t n) {
 
 // out[k] lane l = src[l * ld + k] for k, l < 8.
 inline void Transpose8x8(const float* src, int64_t ld, __m256* out) {
-  __m256 r[8];
 #pragma GCC unroll 8
-  for (int l = 0; l < 8; ++l) r[l] = _mm256_loadu_ps(src + l * ld);
-  const __m256 a0 = _mm256_unpacklo_ps(r[0], r[1]), a1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 a2 = _mm256_unpacklo_ps(r[2], r[3]), a3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 a4 = _mm256_unpacklo_ps(r[4], r[5]), a5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 a6 = _mm256_unpacklo_ps(r[6], r[7]), a7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 b0 = _mm256_shuffle_ps(a0, a2, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 b1 = _mm256_shuffle_ps(a0, a2, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 b2 = _mm256_shuffle_ps(a1, a3, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 b3 = _mm256_shuffle_ps(a1, a3, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 b4 = _mm256_shuffle_ps(a4, a6, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 b5 = _mm256_shuffle_ps(a4, a6, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 b6 = _mm256_shuffle_ps(a5, a7, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 b7 = _mm256_shuffle_ps(a5, a7, _MM_SHUFFLE(3, 2, 3, 2));
-  out[0] = _mm256_permute2f128_ps(b0, b4, 0x20);
-  out[1] = _mm256_permute2f128_ps(b1, b5, 0x20);
-  out[2] = _mm256_permute2f128_ps(b2, b6, 0x20);
-  out[3] = _mm256_permute2f128_ps(b3, b7, 0x20);
-  out[4] = _mm256_permute2f128_ps(b0, b4, 0x31);
-  out[5] = _mm256_permute2f128_ps(b1, b5, 0x31);
-  out[6] = _mm256_permute2f128_ps(b2, b6, 0x31);
-  out[7] = _mm256_permute2f128_ps(b3, b7, 0x31);
+  for (int l = 0; l < 8; ++l) out[l] = _mm256_loadu_ps(src + l * ld);
+  Transpose8x8(out);
 }
 
 template <int kM>

@@ -1,6 +1,6 @@
 // The cpu kernels of the channel-blocked layout's ops (kernels/cpu/blocked_layout_kernels.cc)
 // against the reference kernels, at every ISA level, inline and over 3 threads:
-// BlockChannels / UnblockChannels on channel counts 1, 16, 17, 40 and 1-D to 3-D images
+// BlockChannels / UnblockChannels on channel counts 1, 9, 16, 17, 24, 40 and 1-D to 3-D images
 // (zero lanes past C), BlockedConv with blocked and plain inputs, depthwise, a residual
 // and every activation, an empty batch; shape errors name the node. The kernels' own tests
 // (conv_blocked_*_test.cc) cover the convolutions' shapes in depth.
@@ -38,7 +38,7 @@ TEST_P(BlockedLayoutKernels, BlockAndUnblock) {
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   std::mt19937 rng(seed);
   for (const Shape& shape : {Shape{2, 1, 5}, Shape{1, 16, 3, 4}, Shape{3, 17, 2, 5}, Shape{1, 40, 7, 7},
-                             Shape{2, 33, 2, 3, 4}, Shape{1, 5, 0, 3}}) {
+                             Shape{2, 33, 2, 3, 4}, Shape{1, 5, 0, 3}, Shape{1, 9, 9, 3}, Shape{2, 24, 5, 5}}) {
     SCOPED_TRACE(shape.ToString());
     const Tensor plain = RandomF32(rng, shape);
     ExpectCpuMatchesReference("BlockChannels", {plain}, {}, 0.0);
