@@ -1,7 +1,7 @@
 // The channel-blocked Winograd convolution (3x3, stride 1, group 1;
 // conv_blocked_kernels.h): when it applies, the weight transform and packing, the
-// blocking and thread split, and the portable fallbacks of the AVX-512 steps
-// (conv_blocked_winograd_avx512.cc).
+// blocking and thread split, and the portable fallbacks of the vector steps
+// (conv_blocked_winograd_simd.h: AVX-512 and AVX2).
 //
 // Unlike the plain-layout Winograd (conv_winograd.h: a vector holds 8 tiles, and the
 // alpha^2 products run through the general GEMM, whose packing and 16-column strips
@@ -137,7 +137,7 @@ void OutputPortableTile(const BlockedWinogradOutput& r) {
   }
 }
 
-// The fallbacks of the AVX-512 entry points, dispatched on the tile as they are.
+// The fallbacks of the vector entry points, dispatched on the tile as they are.
 void InputPortable(const BlockedWinogradInput& r) { r.tile == 2 ? InputPortableTile<2>(r) : InputPortableTile<4>(r); }
 void OutputPortable(const BlockedWinogradOutput& r) {
   r.tile == 2 ? OutputPortableTile<2>(r) : OutputPortableTile<4>(r);
@@ -152,11 +152,12 @@ struct ProductBlocking {
 // The blocking that keeps the most accumulators busy on `tiles` tiles and `out_blocks`
 // blocks (strips and groups balanced); ties go to more blocks per group (fewer
 // broadcasts per multiply-add).
-ProductBlocking ChooseProductBlocking(int64_t tiles, int64_t out_blocks) {
-  ProductBlocking best{1, kBlockedWinogradMaxWidth[1]};
+ProductBlocking ChooseProductBlocking(int64_t tiles, int64_t out_blocks, const int64_t* max_widths) {
+  ProductBlocking best{1, max_widths[1]};
   double best_score = -1.0;
   for (int64_t b = 1; b <= std::min<int64_t>(4, out_blocks); ++b) {
-    const int64_t max_width = kBlockedWinogradMaxWidth[b];
+    const int64_t max_width = max_widths[b];
+    if (max_width == 0) continue;
     const int64_t strips = (tiles + max_width - 1) / max_width;
     const int64_t groups = (out_blocks + b - 1) / b;
     const double used = static_cast<double>(tiles) / static_cast<double>(strips) * static_cast<double>(out_blocks) /
@@ -167,6 +168,27 @@ ProductBlocking ChooseProductBlocking(int64_t tiles, int64_t out_blocks) {
     }
   }
   return best;
+}
+
+// One ISA's steps and product strip widths: AVX-512, AVX2 or the portable fallbacks
+// (which take any strip; AVX2's widths keep their splits like AVX2's).
+struct WinogradSteps {
+  void (*input)(const BlockedWinogradInput&);
+  void (*product)(const BlockedWinogradProduct&);
+  void (*output)(const BlockedWinogradOutput&);
+  const int64_t* max_widths;
+};
+
+WinogradSteps StepsFor(CpuIsa isa) {
+  if (isa >= CpuIsa::kAvx512) {
+    return {&BlockedWinogradInputAvx512, &BlockedWinogradProductAvx512, &BlockedWinogradOutputAvx512,
+            kBlockedWinogradMaxWidthAvx512};
+  }
+  if (isa >= CpuIsa::kAvx2) {
+    return {&BlockedWinogradInputAvx2, &BlockedWinogradProductAvx2, &BlockedWinogradOutputAvx2,
+            kBlockedWinogradMaxWidthAvx2};
+  }
+  return {&InputPortable, &ProductPortable, &OutputPortable, kBlockedWinogradMaxWidthAvx2};
 }
 
 template <int kM>
@@ -246,7 +268,7 @@ void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, i
   const int64_t ldv = in_blocks * kLanes;
   const int64_t last_lanes = g.out_channels - (out_blocks - 1) * kLanes;
   const CpuIsa isa = ActiveCpuIsa();
-  const bool avx512 = isa >= CpuIsa::kAvx512;
+  const WinogradSteps steps = StepsFor(isa);
 
   // Blocks of whole tile rows whose V and M fit kBlockBytes (at least one row), balanced.
   const int64_t row_bytes = alpha2 * tiles_w * (ldv + out_blocks * kLanes) * static_cast<int64_t>(sizeof(float));
@@ -254,7 +276,7 @@ void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, i
   const int64_t row_blocks = (tiles_h + max_rows - 1) / max_rows;
   const int64_t rows_per_block = (tiles_h + row_blocks - 1) / row_blocks;
   const int64_t max_tiles = rows_per_block * tiles_w;
-  const ProductBlocking blocking = ChooseProductBlocking(max_tiles, out_blocks);
+  const ProductBlocking blocking = ChooseProductBlocking(max_tiles, out_blocks, steps.max_widths);
   const int64_t groups = (out_blocks + blocking.out_blocks - 1) / blocking.out_blocks;
 
   thread_local AlignedFloatBuffer v_buffer, m_buffer;
@@ -294,7 +316,7 @@ void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, i
           r.xi_stride = v_xi_stride;
           r.ldv = ldv;
           r.tile0 = row * tiles_w;
-          avx512 ? BlockedWinogradInputAvx512(r) : InputPortable(r);
+          steps.input(r);
         }
       });
 
@@ -316,7 +338,7 @@ void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, i
                          r.m_block_stride = tiles * kLanes;
                          r.out_blocks = std::min(blocking.out_blocks, out_blocks - ob0);
                          r.width = t1 - t0;
-                         avx512 ? BlockedWinogradProductAvx512(r) : ProductPortable(r);
+                         steps.product(r);
                        }
                      });
 
@@ -340,7 +362,7 @@ void BlockedWinogradConv(const ConvGeometry& g, int tile, const float* packed, i
           r.clamp = clamp;
           r.clamp_lo = activation.min;
           r.clamp_hi = activation.max;
-          avx512 ? BlockedWinogradOutputAvx512(r) : OutputPortable(r);
+          steps.output(r);
           if (!activation_pass) continue;
           const int64_t oy0 = r.th * tile, oy1 = std::min(out_h, oy0 + tile);
           float* run = r.y + oy0 * out_w * kLanes;

@@ -1,5 +1,5 @@
 // The three inner steps of the channel-blocked Winograd convolution
-// (conv_blocked_winograd.cc), one entry point per ISA (conv_blocked_winograd_avx512.cc;
+// (conv_blocked_winograd.cc), one entry point per ISA (conv_blocked_winograd_simd.h;
 // the portable fallbacks live in the driver and compute the same floats). Kept apart
 // from conv_blocked_kernels.h so the ISA file includes nothing with inline functions or
 // templates.
@@ -18,10 +18,12 @@
 
 namespace tsr {
 
-// The widest strip of tiles the AVX-512 product kernel holds in registers for
-// `out_blocks` (1 to 4) output blocks: out_blocks * width accumulators, out_blocks
-// weight vectors and a broadcast fit the 32 vector registers.
-inline constexpr int64_t kBlockedWinogradMaxWidth[5] = {0, 24, 12, 8, 6};
+// The widest strip of tiles the product kernel holds in registers for `out_blocks` (1
+// to 4) output blocks: out_blocks * width accumulators, out_blocks weight vectors and a
+// broadcast fit the 32 vector registers of AVX-512 and the 16 of AVX2 (where a block
+// takes two). 0: that many blocks at once do not fit.
+inline constexpr int64_t kBlockedWinogradMaxWidthAvx512[5] = {0, 24, 12, 8, 6};
+inline constexpr int64_t kBlockedWinogradMaxWidthAvx2[5] = {0, 6, 2, 1, 0};
 
 // Input transform of the tiles [tw_begin, tw_end) of tile row th, for one input channel
 // block: x points at the block's plane ([in_h][in_w][16]); tile (th, tw)'s patch is the
@@ -77,6 +79,9 @@ struct BlockedWinogradOutput {
 void BlockedWinogradInputAvx512(const BlockedWinogradInput& r);
 void BlockedWinogradProductAvx512(const BlockedWinogradProduct& r);
 void BlockedWinogradOutputAvx512(const BlockedWinogradOutput& r);
+void BlockedWinogradInputAvx2(const BlockedWinogradInput& r);
+void BlockedWinogradProductAvx2(const BlockedWinogradProduct& r);
+void BlockedWinogradOutputAvx2(const BlockedWinogradOutput& r);
 
 }  // namespace tsr
 
