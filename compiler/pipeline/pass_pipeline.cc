@@ -48,9 +48,9 @@ std::vector<PipelineStage> OptimizationStages(const CompileOptions& options) {
     stages.push_back({"tsr-fuse-epilogues", [] { return CreateEpilogueFusionPass(); }});
   }
   stages.push_back({"tsr-weight-layout", [] { return CreateWeightLayoutPass(); }});
-  // The blocked kernels' fast path is AVX-512 (elsewhere they run portable loops, slower
-  // than the plain layout's AVX2 kernels).
-  if (options.blocked_layout && ActiveCpuIsa() >= CpuIsa::kAvx512) {
+  // The blocked kernels have AVX-512 and AVX2 paths; below AVX2 they run portable loops,
+  // slower than the plain layout's kernels.
+  if (options.blocked_layout && ActiveCpuIsa() >= CpuIsa::kAvx2) {
     stages.push_back({"tsr-activation-layout", [] { return CreateActivationLayoutPass(); }});
     if (options.fuse) {
       stages.push_back({"tsr-fuse-inverted-residuals", [] { return CreateInvertedResidualFusionPass(); }});
