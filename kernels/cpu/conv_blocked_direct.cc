@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/conv_blocked.h"
 #include "kernels/cpu/conv_blocked_direct_row.h"
 #include "kernels/cpu/conv_blocked_kernels.h"
@@ -118,6 +119,15 @@ void BlockedDirectRowPortable(const BlockedDirectRow& r) {
       }
     }
   }
+}
+
+// A 1x1 convolution with a stride above 1 and no padding whose every output pixel reads
+// inside the input (output pixel (oh, ow) reads input (oh * stride_h, ow * stride_w)).
+bool IsStridedPointwise(const ConvGeometry& g) {
+  const Window3d& w = g.window;
+  return g.group == 1 && w.kernel[0] == 1 && w.kernel[1] == 1 && w.kernel[2] == 1 &&
+         (w.stride[1] > 1 || w.stride[2] > 1) && w.pad_begin[1] == 0 && w.pad_begin[2] == 0 &&
+         (w.out[1] - 1) * w.stride[1] < w.in[1] && (w.out[2] - 1) * w.stride[2] < w.in[2];
 }
 
 }  // namespace
@@ -237,6 +247,33 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
   const int64_t kernel_h = w.kernel[1], kernel_w = w.kernel[2];
   const int64_t in_blocks = ChannelBlocks(g.channels), out_blocks = ChannelBlocks(g.out_channels);
   const int64_t in_pixels = in_h * in_w, out_pixels = out_h * out_w;
+
+  // A strided 1x1 convolution in AVX2: the pixels it reads gathered into one dense
+  // blocked image first (a copy of 1 / (stride_h * stride_w) of the input), which then
+  // runs as a pointwise convolution, in strips of full width however narrow the output
+  // rows (a 7-pixel row fills 3.5 of AVX2's 6 strip pixels and leaves the multiply-adds
+  // waiting on their latency). Same terms in the same order: same floats.
+  if (x_blocked && IsStridedPointwise(g) && ActiveCpuIsa() == CpuIsa::kAvx2) {
+    thread_local AlignedFloatBuffer gathered_buffer;
+    float* const gathered = gathered_buffer.Get(batch * in_blocks * out_pixels * kLanes);
+    RunParallelFor(parallel_for, batch * in_blocks * w.out[1], w.out[2] * kLanes, [&](int64_t begin, int64_t end) {
+      for (int64_t u = begin; u < end; ++u) {
+        const int64_t oh = u % w.out[1], nb = u / w.out[1];
+        const float* src = x + (nb * in_h + oh * w.stride[1]) * in_w * kLanes;
+        float* dst = gathered + (nb * w.out[1] + oh) * w.out[2] * kLanes;
+        for (int64_t ow = 0; ow < w.out[2]; ++ow) {
+          std::memcpy(dst + ow * kLanes, src + ow * w.stride[2] * kLanes, kLanes * sizeof(float));
+        }
+      }
+    });
+    ConvGeometry dense = g;
+    dense.window.in[1] = w.out[1];
+    dense.window.in[2] = w.out[2];
+    dense.window.stride[1] = dense.window.stride[2] = 1;
+    dense.window.pad_end[1] = dense.window.pad_end[2] = 0;
+    BlockedDirectConv(dense, packed, batch, gathered, true, bias, residual, activation, y, parallel_for);
+    return;
+  }
 
   // A 1x1 convolution with stride 1 and no padding reads pixel p for output pixel p:
   // the image is one long row, cut into rows of `row_w` so that each row's output is

@@ -105,6 +105,23 @@ TEST_P(ConvBlockedDirectTest, EpilogueVariants) {
   }
 }
 
+// Strided 1x1 convolutions without padding (ResNet's downsampling shortcuts), which AVX2
+// runs as a pointwise convolution over the pixels they read: narrow and wide rows,
+// strides that leave input rows and columns unread at the end, a residual in place.
+TEST_P(ConvBlockedDirectTest, StridedPointwise) {
+  uint32_t seed = 400;
+  for (int64_t size : {7, 14, 15, 29}) {
+    DirectCase c = Square(33, 40, size, 1, 2, 0);
+    c.act = size % 2 == 0 ? "Relu" : "Clip";
+    c.residual = size > 14;
+    c.in_place = size == 29;
+    CheckDirect(c, seed++);
+    c.strides = {3, 2};
+    c.n = 2;
+    CheckDirect(c, seed++);
+  }
+}
+
 TEST_P(ConvBlockedDirectTest, OneDimensional) {
   CheckDirect({.n = 2, .c = 5, .m = 17, .in = {37}, .kernel = {3}, .strides = {2}, .pads = {1, 0}}, 300);
   CheckDirect({.c = 33, .m = 5, .in = {19}, .kernel = {5}, .strides = {1}, .pads = {2, 3}, .residual = true}, 301);
@@ -208,6 +225,11 @@ TEST_P(ConvBlockedDirectVectorTest, EqualsFallback) {
     ExpectVectorEqualsFallback(c, seed, BlockedConvAlgorithm::kDirect, GetParam());
     if (::testing::Test::IsSkipped()) return;
   }
+  // Strided 1x1 (gathered, then pointwise, in AVX2).
+  DirectCase c = Square(40, 24, 13, 1, 2, 0);
+  c.residual = true;
+  c.act = "Relu";
+  ExpectVectorEqualsFallback(c, 2100, BlockedConvAlgorithm::kDirect, GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(VectorIsas, ConvBlockedDirectVectorTest, ::testing::Values(CpuIsa::kAvx2, CpuIsa::kAvx512),
