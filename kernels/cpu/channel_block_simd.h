@@ -105,6 +105,36 @@ struct Avx2Block {
     _mm256_storeu_ps(p + 8, _mm256_and_ps(v.hi, mask.hi));
   }
 };
+
+// The low eight lanes of a channel block whose lanes past 8 are all padding (the last
+// block of 1 to 8 channels, e.g. 24 = 16 + 8): the multiply-adds of the zero lanes
+// skipped. The block's memory layout stays sixteen floats per vector (addresses as for
+// Avx2Block); StoreZeroing writes all sixteen, the high eight as zeros.
+struct Avx2HalfBlock {
+  using Vec = __m256;
+  using Bcast = __m256;
+  using Mask = __m256;  // all-ones lanes where kept
+  static constexpr int kRegisters = 16;
+  static constexpr int kRegsPerVec = 1;
+
+  static inline Vec Load(const float* p) { return _mm256_load_ps(p); }
+  static inline Vec LoadU(const float* p) { return _mm256_loadu_ps(p); }
+  static inline Vec Zero() { return _mm256_setzero_ps(); }
+  static inline Vec Set1(float x) { return _mm256_set1_ps(x); }
+  static inline Bcast Broadcast(float x) { return _mm256_set1_ps(x); }
+  static inline Vec Fma(Vec w, Bcast v, Vec acc) { return _mm256_fmadd_ps(w, v, acc); }
+  static inline Vec Add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+  static inline Vec Relu(Vec v) { return _mm256_andnot_ps(_mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ), v); }
+  static inline Vec Clip(Vec v, Vec lo, Vec hi) { return _mm256_min_ps(hi, _mm256_max_ps(lo, v)); }
+  static inline Mask FirstLanes(int64_t n) {
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n < 8 ? n : 8)),
+                                                  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+  }
+  static inline void StoreZeroing(float* p, Vec v, Mask mask) {
+    _mm256_storeu_ps(p, _mm256_and_ps(v, mask));
+    _mm256_storeu_ps(p + 8, _mm256_setzero_ps());
+  }
+};
 #endif  // __AVX2__ && __FMA__
 
 }  // namespace

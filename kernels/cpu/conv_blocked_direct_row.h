@@ -16,6 +16,9 @@ namespace tsr {
 // (where a block takes two). 0: that many blocks at once do not fit.
 inline constexpr int64_t kBlockedDirectMaxWidthAvx512[5] = {0, 28, 12, 8, 6};
 inline constexpr int64_t kBlockedDirectMaxWidthAvx2[5] = {0, 6, 2, 1, 0};
+// AVX2 on one output block of at most 8 channels (its low half only: one register per
+// accumulator). Whatever the plan's max_width, strips go this wide there.
+inline constexpr int64_t kBlockedDirectMaxWidthAvx2Half[5] = {0, 12, 0, 0, 0};
 
 // Output pixels [ow_begin, ow_end) of one output row, for `out_blocks` consecutive
 // output channel blocks. Input element (block b, channel i of the block, input row
