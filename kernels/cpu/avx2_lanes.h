@@ -1,5 +1,5 @@
 // AVX2 lane helpers shared by the per-ISA kernels (conv_depthwise_avx2.cc,
-// pool_rows_avx2.cc, conv_transpose_row_avx2.cc, conv_blocked_layout_avx2.cc,
+// pool_rows_avx2.cc, conv_transpose_row_avx2.cc, conv_blocked_layout_avx2.cc, transpose_avx2.cc,
 // conv_winograd_avx2.cc). Included ONLY by files compiled with -mavx2: everything here has
 // internal linkage (anonymous namespace), so no copy built with other flags can be
 // shared across ISAs (see gemm_microkernel_simd.h).

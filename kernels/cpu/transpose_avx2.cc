@@ -6,55 +6,22 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/avx2_lanes.h"
 #include "kernels/cpu/transpose.h"
 
 namespace tsr {
 
 namespace {
 
-// dst[j * ld_dst + k] = src[k * ld_src + j] for j, k < 8. The shuffles only move
-// bits, so any 4-byte payload (NaN patterns included) passes through unchanged.
+// dst[j * ld_dst + k] = src[k * ld_src + j] for j, k < 8. Loads, stores and shuffles
+// only move bits, so any 4-byte payload (NaN patterns included) passes through unchanged.
 inline void Transpose8x8(const uint32_t* src, int64_t ld_src, uint32_t* dst, int64_t ld_dst) {
-  __m256 r0 = _mm256_loadu_ps(reinterpret_cast<const float*>(src + 0 * ld_src));
-  __m256 r1 = _mm256_loadu_ps(reinterpret_cast<const float*>(src + 1 * ld_src));
-  __m256 r2 = _mm256_loadu_ps(reinterpret_cast<const float*>(src + 2 * ld_src));
-  __m256 r3 = _mm256_loadu_ps(reinterpret_cast<const float*>(src + 3 * ld_src));
-  __m256 r4 = _mm256_loadu_ps(reinterpret_cast<const float*>(src + 4 * ld_src));
-  __m256 r5 = _mm256_loadu_ps(reinterpret_cast<const float*>(src + 5 * ld_src));
-  __m256 r6 = _mm256_loadu_ps(reinterpret_cast<const float*>(src + 6 * ld_src));
-  __m256 r7 = _mm256_loadu_ps(reinterpret_cast<const float*>(src + 7 * ld_src));
-  const __m256 t0 = _mm256_unpacklo_ps(r0, r1);
-  const __m256 t1 = _mm256_unpackhi_ps(r0, r1);
-  const __m256 t2 = _mm256_unpacklo_ps(r2, r3);
-  const __m256 t3 = _mm256_unpackhi_ps(r2, r3);
-  const __m256 t4 = _mm256_unpacklo_ps(r4, r5);
-  const __m256 t5 = _mm256_unpackhi_ps(r4, r5);
-  const __m256 t6 = _mm256_unpacklo_ps(r6, r7);
-  const __m256 t7 = _mm256_unpackhi_ps(r6, r7);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44);
-  const __m256 s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44);
-  const __m256 s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44);
-  const __m256 s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44);
-  const __m256 s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r0 = _mm256_permute2f128_ps(s0, s4, 0x20);
-  r1 = _mm256_permute2f128_ps(s1, s5, 0x20);
-  r2 = _mm256_permute2f128_ps(s2, s6, 0x20);
-  r3 = _mm256_permute2f128_ps(s3, s7, 0x20);
-  r4 = _mm256_permute2f128_ps(s0, s4, 0x31);
-  r5 = _mm256_permute2f128_ps(s1, s5, 0x31);
-  r6 = _mm256_permute2f128_ps(s2, s6, 0x31);
-  r7 = _mm256_permute2f128_ps(s3, s7, 0x31);
-  _mm256_storeu_ps(reinterpret_cast<float*>(dst + 0 * ld_dst), r0);
-  _mm256_storeu_ps(reinterpret_cast<float*>(dst + 1 * ld_dst), r1);
-  _mm256_storeu_ps(reinterpret_cast<float*>(dst + 2 * ld_dst), r2);
-  _mm256_storeu_ps(reinterpret_cast<float*>(dst + 3 * ld_dst), r3);
-  _mm256_storeu_ps(reinterpret_cast<float*>(dst + 4 * ld_dst), r4);
-  _mm256_storeu_ps(reinterpret_cast<float*>(dst + 5 * ld_dst), r5);
-  _mm256_storeu_ps(reinterpret_cast<float*>(dst + 6 * ld_dst), r6);
-  _mm256_storeu_ps(reinterpret_cast<float*>(dst + 7 * ld_dst), r7);
+  __m256 r[8];
+#pragma GCC unroll 8
+  for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + k * ld_src));
+  Transpose8x8(r);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) _mm256_storeu_ps(reinterpret_cast<float*>(dst + j * ld_dst), r[j]);
 }
 
 }  // namespace
