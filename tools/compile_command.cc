@@ -37,7 +37,7 @@ constexpr absl::string_view kDescription =
     "N is bound to --batch, the graph is lowered to MLIR (the tsr dialect), simplified\n"
     "(canonicalization, CSE, constant folding, algebraic simplification, BatchNorm folding),\n"
     "fused (Conv/MatMul epilogues, elementwise chains and reductions), chains of convolutions\n"
-    "keep their activations in the channel-blocked layout [N, C/16, H, W, 16] (AVX-512 hosts;\n"
+    "keep their activations in the channel-blocked layout [N, C/16, H, W, 16] (AVX2 and AVX-512 hosts;\n"
     "--no-blocked-layout: NCHW throughout), the fused regions are\n"
     "compiled to machine code for this CPU (or --target-cpu), and the remaining ops become\n"
     "calls of the optimized kernels over one statically planned arena. Variables are frozen:\n"

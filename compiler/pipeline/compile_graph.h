@@ -60,7 +60,7 @@ struct CompileOptions {
   // Epilogue and region fusion; off: every op is a library-kernel step (a baseline).
   bool fuse = true;
   // Chains of convolutions in the channel-blocked layout (tsr-activation-layout) on
-  // hosts with AVX-512; off: every convolution reads and writes NCHW.
+  // hosts with AVX2 or AVX-512; off: every convolution reads and writes NCHW.
   bool blocked_layout = true;
 };
 

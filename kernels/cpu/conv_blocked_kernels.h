@@ -9,7 +9,7 @@
 // bias [out_channels] or null; every output element is act(bias + sum of its taps +
 // residual) with the sum's order fixed by the geometry alone (never by the thread split
 // or the ISA path's blocking), lanes past out_channels written as zeros. The kernels
-// pick their ISA path from ActiveCpuIsa() (AVX-512, with a portable fallback) and split
+// pick their ISA path from ActiveCpuIsa() (AVX-512, AVX2, a portable fallback) and split
 // the work with parallel_for (null: inline).
 #ifndef TESSERA_KERNELS_CPU_CONV_BLOCKED_KERNELS_H_
 #define TESSERA_KERNELS_CPU_CONV_BLOCKED_KERNELS_H_
