@@ -59,57 +59,11 @@ struct Avx512Block {
 #endif  // __AVX512F__
 
 #if defined(__AVX2__) && defined(__FMA__)
-struct Avx2Block {
-  struct Vec {
-    __m256 lo, hi;
-  };
-  using Bcast = __m256;
-  using Mask = Vec;  // all-ones lanes where kept
-  static constexpr int kRegisters = 16;
-  static constexpr int kRegsPerVec = 2;
-
-  static inline Vec Load(const float* p) { return {_mm256_load_ps(p), _mm256_load_ps(p + 8)}; }
-  static inline Vec LoadU(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
-  static inline void StoreU(float* p, Vec v) {
-    _mm256_storeu_ps(p, v.lo);
-    _mm256_storeu_ps(p + 8, v.hi);
-  }
-  static inline Vec Zero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
-  static inline Vec Set1(float x) { return {_mm256_set1_ps(x), _mm256_set1_ps(x)}; }
-  static inline Bcast Broadcast(float x) { return _mm256_set1_ps(x); }
-  static inline Vec Fma(Vec w, Bcast v, Vec acc) {
-    return {_mm256_fmadd_ps(w.lo, v, acc.lo), _mm256_fmadd_ps(w.hi, v, acc.hi)};
-  }
-  static inline Vec FmaV(Vec w, Vec v, Vec acc) {
-    return {_mm256_fmadd_ps(w.lo, v.lo, acc.lo), _mm256_fmadd_ps(w.hi, v.hi, acc.hi)};
-  }
-  static inline Vec Add(Vec a, Vec b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
-  static inline Vec Sub(Vec a, Vec b) { return {_mm256_sub_ps(a.lo, b.lo), _mm256_sub_ps(a.hi, b.hi)}; }
-  static inline Vec Mul(Vec a, Vec b) { return {_mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi)}; }
-  static inline Vec Relu(Vec v) {
-    const __m256 zero = _mm256_setzero_ps();
-    return {_mm256_andnot_ps(_mm256_cmp_ps(v.lo, zero, _CMP_LT_OQ), v.lo),
-            _mm256_andnot_ps(_mm256_cmp_ps(v.hi, zero, _CMP_LT_OQ), v.hi)};
-  }
-  static inline Vec Clip(Vec v, Vec lo, Vec hi) {
-    return {_mm256_min_ps(hi.lo, _mm256_max_ps(lo.lo, v.lo)), _mm256_min_ps(hi.hi, _mm256_max_ps(lo.hi, v.hi))};
-  }
-  static inline Mask FirstLanes(int64_t n) {
-    const __m256i index = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256i count = _mm256_set1_epi32(static_cast<int>(n));
-    return {_mm256_castsi256_ps(_mm256_cmpgt_epi32(count, index)),
-            _mm256_castsi256_ps(_mm256_cmpgt_epi32(count, _mm256_add_epi32(index, _mm256_set1_epi32(8))))};
-  }
-  static inline void StoreZeroing(float* p, Vec v, Mask mask) {
-    _mm256_storeu_ps(p, _mm256_and_ps(v.lo, mask.lo));
-    _mm256_storeu_ps(p + 8, _mm256_and_ps(v.hi, mask.hi));
-  }
-};
-
 // The low eight lanes of a channel block whose lanes past 8 are all padding (the last
 // block of 1 to 8 channels, e.g. 24 = 16 + 8): the multiply-adds of the zero lanes
 // skipped. The block's memory layout stays sixteen floats per vector (addresses as for
-// Avx2Block); StoreZeroing writes all sixteen, the high eight as zeros.
+// Avx2Block); StoreZeroing writes all sixteen, the high eight as zeros. Its lane-wise
+// operations are Avx2Block's on each half.
 struct Avx2HalfBlock {
   using Vec = __m256;
   using Bcast = __m256;
@@ -124,15 +78,55 @@ struct Avx2HalfBlock {
   static inline Bcast Broadcast(float x) { return _mm256_set1_ps(x); }
   static inline Vec Fma(Vec w, Bcast v, Vec acc) { return _mm256_fmadd_ps(w, v, acc); }
   static inline Vec Add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+  static inline Vec Sub(Vec a, Vec b) { return _mm256_sub_ps(a, b); }
+  static inline Vec Mul(Vec a, Vec b) { return _mm256_mul_ps(a, b); }
   static inline Vec Relu(Vec v) { return _mm256_andnot_ps(_mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_LT_OQ), v); }
   static inline Vec Clip(Vec v, Vec lo, Vec hi) { return _mm256_min_ps(hi, _mm256_max_ps(lo, v)); }
+  // n may be < 0 (no lane) or > 8 (all).
   static inline Mask FirstLanes(int64_t n) {
-    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n < 8 ? n : 8)),
-                                                  _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
+    const int count = static_cast<int>(n < 0 ? 0 : n < 8 ? n : 8);
+    return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(count), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)));
   }
   static inline void StoreZeroing(float* p, Vec v, Mask mask) {
     _mm256_storeu_ps(p, _mm256_and_ps(v, mask));
     _mm256_storeu_ps(p + 8, _mm256_setzero_ps());
+  }
+};
+
+struct Avx2Block {
+  using Half = Avx2HalfBlock;
+  struct Vec {
+    __m256 lo, hi;
+  };
+  using Bcast = __m256;
+  using Mask = Vec;  // all-ones lanes where kept
+  static constexpr int kRegisters = 16;
+  static constexpr int kRegsPerVec = 2;
+
+  static inline Vec Load(const float* p) { return {Half::Load(p), Half::Load(p + 8)}; }
+  static inline Vec LoadU(const float* p) { return {Half::LoadU(p), Half::LoadU(p + 8)}; }
+  static inline void StoreU(float* p, Vec v) {
+    _mm256_storeu_ps(p, v.lo);
+    _mm256_storeu_ps(p + 8, v.hi);
+  }
+  static inline Vec Zero() { return {Half::Zero(), Half::Zero()}; }
+  static inline Vec Set1(float x) { return {Half::Set1(x), Half::Set1(x)}; }
+  static inline Bcast Broadcast(float x) { return _mm256_set1_ps(x); }
+  static inline Vec Fma(Vec w, Bcast v, Vec acc) { return {Half::Fma(w.lo, v, acc.lo), Half::Fma(w.hi, v, acc.hi)}; }
+  static inline Vec FmaV(Vec w, Vec v, Vec acc) {
+    return {Half::Fma(w.lo, v.lo, acc.lo), Half::Fma(w.hi, v.hi, acc.hi)};
+  }
+  static inline Vec Add(Vec a, Vec b) { return {Half::Add(a.lo, b.lo), Half::Add(a.hi, b.hi)}; }
+  static inline Vec Sub(Vec a, Vec b) { return {Half::Sub(a.lo, b.lo), Half::Sub(a.hi, b.hi)}; }
+  static inline Vec Mul(Vec a, Vec b) { return {Half::Mul(a.lo, b.lo), Half::Mul(a.hi, b.hi)}; }
+  static inline Vec Relu(Vec v) { return {Half::Relu(v.lo), Half::Relu(v.hi)}; }
+  static inline Vec Clip(Vec v, Vec lo, Vec hi) {
+    return {Half::Clip(v.lo, lo.lo, hi.lo), Half::Clip(v.hi, lo.hi, hi.hi)};
+  }
+  static inline Mask FirstLanes(int64_t n) { return {Half::FirstLanes(n), Half::FirstLanes(n - 8)}; }
+  static inline void StoreZeroing(float* p, Vec v, Mask mask) {
+    _mm256_storeu_ps(p, _mm256_and_ps(v.lo, mask.lo));
+    _mm256_storeu_ps(p + 8, _mm256_and_ps(v.hi, mask.hi));
   }
 };
 #endif  // __AVX2__ && __FMA__

@@ -121,13 +121,19 @@ void BlockedDirectRowPortable(const BlockedDirectRow& r) {
   }
 }
 
-// A 1x1 convolution with a stride above 1 and no padding whose every output pixel reads
-// inside the input (output pixel (oh, ow) reads input (oh * stride_h, ow * stride_w)).
+// A 1x1 convolution, group 1, without leading padding: output pixel (oh, ow) reads input
+// (oh * stride_h, ow * stride_w).
+bool IsUnpadded1x1(const ConvGeometry& g) {
+  const Window3d& w = g.window;
+  return g.group == 1 && w.kernel[0] == 1 && w.kernel[1] == 1 && w.kernel[2] == 1 && w.pad_begin[1] == 0 &&
+         w.pad_begin[2] == 0;
+}
+
+// One with a stride above 1 whose every output pixel reads inside the input.
 bool IsStridedPointwise(const ConvGeometry& g) {
   const Window3d& w = g.window;
-  return g.group == 1 && w.kernel[0] == 1 && w.kernel[1] == 1 && w.kernel[2] == 1 &&
-         (w.stride[1] > 1 || w.stride[2] > 1) && w.pad_begin[1] == 0 && w.pad_begin[2] == 0 &&
-         (w.out[1] - 1) * w.stride[1] < w.in[1] && (w.out[2] - 1) * w.stride[2] < w.in[2];
+  return IsUnpadded1x1(g) && (w.stride[1] > 1 || w.stride[2] > 1) && (w.out[1] - 1) * w.stride[1] < w.in[1] &&
+         (w.out[2] - 1) * w.stride[2] < w.in[2];
 }
 
 }  // namespace
@@ -366,8 +372,7 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
 
 bool IsBlockedPointwise(const ConvGeometry& g) {
   const Window3d& w = g.window;
-  return g.group == 1 && w.kernel[0] == 1 && w.kernel[1] == 1 && w.kernel[2] == 1 && w.stride[1] == 1 &&
-         w.stride[2] == 1 && w.pad_begin[1] == 0 && w.pad_begin[2] == 0 && w.out[1] == w.in[1] && w.out[2] == w.in[2];
+  return IsUnpadded1x1(g) && w.stride[1] == 1 && w.stride[2] == 1 && w.out[1] == w.in[1] && w.out[2] == w.in[2];
 }
 
 }  // namespace tsr

@@ -435,10 +435,7 @@ TEST_P(ConvBlockedDepthwiseVectorTest, BitwiseThePortablePath) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(VectorIsas, ConvBlockedDepthwiseVectorTest, ::testing::Values(CpuIsa::kAvx2, CpuIsa::kAvx512),
-                         [](const ::testing::TestParamInfo<CpuIsa>& info) {
-                           return std::string(CpuIsaName(info.param));
-                         });
+TSR_INSTANTIATE_FOR_VECTOR_ISAS(ConvBlockedDepthwiseVectorTest);
 
 }  // namespace
 }  // namespace tsr

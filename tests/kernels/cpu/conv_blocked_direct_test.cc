@@ -232,10 +232,7 @@ TEST_P(ConvBlockedDirectVectorTest, EqualsFallback) {
   ExpectVectorEqualsFallback(c, 2100, BlockedConvAlgorithm::kDirect, GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(VectorIsas, ConvBlockedDirectVectorTest, ::testing::Values(CpuIsa::kAvx2, CpuIsa::kAvx512),
-                         [](const ::testing::TestParamInfo<CpuIsa>& info) {
-                           return std::string(CpuIsaName(info.param));
-                         });
+TSR_INSTANTIATE_FOR_VECTOR_ISAS(ConvBlockedDirectVectorTest);
 
 }  // namespace
 }  // namespace tsr

@@ -181,10 +181,7 @@ TEST_P(ConvBlockedWinogradVectorTest, EqualsFallback) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(VectorIsas, ConvBlockedWinogradVectorTest, ::testing::Values(CpuIsa::kAvx2, CpuIsa::kAvx512),
-                         [](const ::testing::TestParamInfo<CpuIsa>& info) {
-                           return std::string(CpuIsaName(info.param));
-                         });
+TSR_INSTANTIATE_FOR_VECTOR_ISAS(ConvBlockedWinogradVectorTest);
 
 }  // namespace
 }  // namespace tsr

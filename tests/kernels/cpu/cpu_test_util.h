@@ -123,6 +123,13 @@ class CpuIsaTest : public ::testing::TestWithParam<CpuIsa> {
       AllIsas, fixture, ::testing::Values(::tsr::CpuIsa::kScalar, ::tsr::CpuIsa::kAvx2, ::tsr::CpuIsa::kAvx512), \
       [](const ::testing::TestParamInfo<::tsr::CpuIsa>& info) { return std::string(::tsr::CpuIsaName(info.param)); })
 
+// The same over the vector ISA levels only (AVX2, AVX-512), for tests that compare a
+// vector path with the portable one (the fixture skips a level the CPU lacks).
+#define TSR_INSTANTIATE_FOR_VECTOR_ISAS(fixture)                                            \
+  INSTANTIATE_TEST_SUITE_P(                                                                 \
+      VectorIsas, fixture, ::testing::Values(::tsr::CpuIsa::kAvx2, ::tsr::CpuIsa::kAvx512), \
+      [](const ::testing::TestParamInfo<::tsr::CpuIsa>& info) { return std::string(::tsr::CpuIsaName(info.param)); })
+
 }  // namespace tsr::testing
 
 #endif  // TESSERA_TESTS_KERNELS_CPU_CPU_TEST_UTIL_H_
