@@ -122,6 +122,35 @@ TEST_P(ConvBlockedDirectTest, StridedPointwise) {
   }
 }
 
+// Plain inputs of at most 16 channels under kernels wider than one column (a network's
+// first convolution), which AVX2 runs on a copy with the channels interleaved and the
+// row padding as zeros: channel counts 1 to 16, kernels 1 to 7 columns wide and 1-D,
+// strides 1 to 3, asymmetric pads (right pads past what the last output reads, left
+// pads that leave whole outputs on padding), two images.
+TEST_P(ConvBlockedDirectTest, PlainInputFewChannels) {
+  uint32_t seed = 500;
+  const int64_t kernels[][2] = {{3, 3}, {7, 7}, {1, 5}, {5, 2}, {3, 1}};
+  for (int64_t channels : {1, 2, 3, 4, 9, 16}) {
+    for (const int64_t* k : kernels) {
+      for (int64_t stride : {1, 2, 3}) {
+        DirectCase c;
+        c.n = 2;
+        c.c = channels;
+        c.m = channels == 3 ? 64 : 5 + 7 * channels;
+        c.in = {11, 19 + channels};
+        c.kernel = {k[0], k[1]};
+        c.strides = {stride, stride == 3 ? 2 : stride};
+        c.pads = {k[0] / 2, k[1] / 2 + (seed % 3 == 0 ? k[1] : 0), k[0] / 2, seed % 2 == 0 ? k[1] + 1 : 0};
+        c.x_blocked = false;
+        c.bias = seed % 2 == 1;
+        c.act = seed % 4 == 0 ? "Relu" : "None";
+        CheckDirect(c, seed++);
+      }
+    }
+  }
+  CheckDirect({.c = 3, .m = 16, .in = {50}, .kernel = {7}, .strides = {2}, .pads = {3, 2}, .x_blocked = false}, 599);
+}
+
 TEST_P(ConvBlockedDirectTest, OneDimensional) {
   CheckDirect({.n = 2, .c = 5, .m = 17, .in = {37}, .kernel = {3}, .strides = {2}, .pads = {1, 0}}, 300);
   CheckDirect({.c = 33, .m = 5, .in = {19}, .kernel = {5}, .strides = {1}, .pads = {2, 3}, .residual = true}, 301);
@@ -225,6 +254,11 @@ TEST_P(ConvBlockedDirectVectorTest, EqualsFallback) {
     ExpectVectorEqualsFallback(c, seed, BlockedConvAlgorithm::kDirect, GetParam());
     if (::testing::Test::IsSkipped()) return;
   }
+  // A plain RGB input under 7x7/2 (channels interleaved, in AVX2), with a residual.
+  DirectCase rgb = Square(3, 40, 23, 7, 2, 3);
+  rgb.x_blocked = false;
+  rgb.residual = true;
+  ExpectVectorEqualsFallback(rgb, 2099, BlockedConvAlgorithm::kDirect, GetParam());
   // Strided 1x1 (gathered, then pointwise, in AVX2).
   DirectCase c = Square(40, 24, 13, 1, 2, 0);
   c.residual = true;
