@@ -321,8 +321,15 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
   // kernel_w * channels channels (7x7 on 3 channels: 21 multiply-adds per loop trip
   // instead of 3, no strip at a row's ends taking the edge path, the channels in one
   // cache line rather than three planes that share L1 sets). The taps in the padding
-  // now add products with zero: the same sums, but for the sign of a zero sum.
-  if (!x_blocked && in_blocks == 1 && kernel_w > 1 && ActiveCpuIsa() == CpuIsa::kAvx2) {
+  // now add products with zero: the same sums, but for the sign of a zero sum. The copy
+  // costs about as much as 19 multiply-adds per input element (62 us of conv1's 2.6 ms),
+  // so it is taken only where each input element feeds at least 384 (conv1: 64 x 49 / 4
+  // = 784; MobileNetV2's 3x3/2 stem to 32 channels, 72, ran at 0.73 of oneDNN with it
+  // and 0.85-0.87 without).
+  constexpr int64_t kInterleaveMinMacsPerInput = 384;
+  const int64_t macs_per_input = g.out_channels * kernel_h * kernel_w / (w.stride[1] * w.stride[2]);
+  if (!x_blocked && in_blocks == 1 && kernel_w > 1 && macs_per_input >= kInterleaveMinMacsPerInput &&
+      ActiveCpuIsa() == CpuIsa::kAvx2) {
     const int64_t c_n = g.channels, stride_w = w.stride[2];
     const int64_t pad_right = std::max<int64_t>(0, (out_w - 1) * stride_w + kernel_w - pad_left - in_w);
     const int64_t padded_w = pad_left + in_w + pad_right;

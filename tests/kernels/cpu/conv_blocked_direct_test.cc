@@ -136,19 +136,21 @@ TEST_P(ConvBlockedDirectTest, PlainInputFewChannels) {
         DirectCase c;
         c.n = 2;
         c.c = channels;
-        c.m = channels == 3 ? 64 : 5 + 7 * channels;
+        // 130 output channels: the interleaved copy is taken where each input element
+        // feeds >= 384 multiply-adds (3x3 and wider at stride 1, 7x7 at 2); else not.
+        c.m = seed % 2 == 0 ? 130 : 5 + 7 * channels;
         c.in = {11, 19 + channels};
         c.kernel = {k[0], k[1]};
         c.strides = {stride, stride == 3 ? 2 : stride};
         c.pads = {k[0] / 2, k[1] / 2 + (seed % 3 == 0 ? k[1] : 0), k[0] / 2, seed % 2 == 0 ? k[1] + 1 : 0};
         c.x_blocked = false;
-        c.bias = seed % 2 == 1;
+        c.bias = seed % 3 != 1;
         c.act = seed % 4 == 0 ? "Relu" : "None";
         CheckDirect(c, seed++);
       }
     }
   }
-  CheckDirect({.c = 3, .m = 16, .in = {50}, .kernel = {7}, .strides = {2}, .pads = {3, 2}, .x_blocked = false}, 599);
+  CheckDirect({.c = 3, .m = 130, .in = {50}, .kernel = {7}, .strides = {1}, .pads = {3, 2}, .x_blocked = false}, 599);
 }
 
 TEST_P(ConvBlockedDirectTest, OneDimensional) {
