@@ -154,10 +154,12 @@ absl::Status CheckCalls(int64_t seq, const std::vector<CollectiveCall>& calls) {
   return absl::OkStatus();
 }
 
-// dst[i] = op over q of srcs[q][i] for i in [begin, end), in rank order. dst may be one
-// of the sources: each tile is reduced into a local buffer before it is written.
+// dst[i] = op over q of srcs[q][i] for i in [begin, end), in rank order, for every dst
+// of dsts. A dst may be one of the sources: each tile is reduced into a local buffer
+// before it is written.
 template <typename T>
-void ReduceRange(ReduceOp op, const std::vector<const T*>& srcs, T* dst, int64_t begin, int64_t end) {
+void ReduceRange(ReduceOp op, const std::vector<const T*>& srcs, const std::vector<T*>& dsts, int64_t begin,
+                 int64_t end) {
   constexpr int64_t kTile = 1024;
   T acc[kTile];
   const int world = static_cast<int>(srcs.size());
@@ -182,19 +184,21 @@ void ReduceRange(ReduceOp op, const std::vector<const T*>& srcs, T* dst, int64_t
     if (op == ReduceOp::kMean) {
       for (int64_t i = 0; i < n; ++i) acc[i] /= static_cast<T>(world);  // integers truncate
     }
-    std::copy(acc, acc + n, dst + t);
+    for (T* dst : dsts) std::copy(acc, acc + n, dst + t);
   }
 }
 
-// The elements [begin, end) of `dst` = the reduction of the same elements of `srcs`
-// shifted by `src_offset` elements (reduce-scatter reads rows further into its input).
-void Reduce(DType dtype, ReduceOp op, const std::vector<const void*>& srcs, int64_t src_offset, void* dst,
-            int64_t count) {
+// The `count` elements of every dst of `dsts` = the reduction of the elements of `srcs`
+// from `src_offset` on (reduce-scatter reads rows further into its input).
+void Reduce(DType dtype, ReduceOp op, const std::vector<const void*>& srcs, int64_t src_offset,
+            const std::vector<void*>& dsts, int64_t count) {
   auto run = [&](auto zero) {
     using T = decltype(zero);
     std::vector<const T*> typed;
     for (const void* s : srcs) typed.push_back(static_cast<const T*>(s) + src_offset);
-    ReduceRange<T>(op, typed, static_cast<T*>(dst), 0, count);
+    std::vector<T*> typed_dsts;
+    for (void* d : dsts) typed_dsts.push_back(static_cast<T*>(d));
+    ReduceRange<T>(op, typed, typed_dsts, 0, count);
   };
   switch (dtype) {
     case DType::kF32:
@@ -335,22 +339,23 @@ void InProcessCommunicatorImpl::DoWork(int rank, Slot& slot) {
     case OpKind::kBarrier:
       return;
     case OpKind::kAllReduce: {
-      // Reduce-scatter over flat elements: rank r reduces its part of every buffer into
-      // its own buffer; then all-gather: every rank copies the others' reduced parts.
+      // Rank r reduces its part of every buffer and writes the result into every buffer
+      // (tile by tile, while the tile is in cache): reduce-scatter and all-gather in one
+      // pass, each element read and written once per rank (an all-gather pass after
+      // the reduction read and wrote the parts once more: 16 MiB over 2 ranks went
+      // 2.8-3.0 -> 5.6-8.0 GB/s busbw on a machine whose one core moves 15-17 GB/s). No
+      // rank touches another's part, so the only wait is for every part to be written.
       const int64_t n = mine.input.num_elements();
-      std::vector<const void*> srcs;
-      for (const CollectiveCall& c : calls) srcs.push_back(c.input.raw_data());
       const int64_t begin = SplitBegin(n, world, rank);
       const int64_t end = SplitBegin(n, world, rank + 1);
-      Reduce(dtype, mine.reduce_op, srcs, begin, Bytes(mine.input) + begin * esize, end - begin);
-      Phase(slot, 0);
-      for (int q = 0; q < world; ++q) {
-        if (q == rank) continue;
-        const int64_t b = SplitBegin(n, world, q);
-        const int64_t e = SplitBegin(n, world, q + 1);
-        CopyBytes(Bytes(mine.input) + b * esize, Bytes(calls[q].input) + b * esize, (e - b) * esize);
+      std::vector<const void*> srcs;
+      std::vector<void*> dsts;
+      for (CollectiveCall& c : calls) {
+        srcs.push_back(c.input.raw_data());
+        dsts.push_back(Bytes(c.input) + begin * esize);
       }
-      Phase(slot, 1);
+      Reduce(dtype, mine.reduce_op, srcs, begin, dsts, end - begin);
+      Phase(slot, 0);
       return;
     }
     case OpKind::kReduceScatter: {
@@ -359,7 +364,7 @@ void InProcessCommunicatorImpl::DoWork(int rank, Slot& slot) {
       std::vector<const void*> srcs;
       for (const CollectiveCall& c : calls) srcs.push_back(c.input.raw_data());
       const int64_t begin = SplitBegin(rows, world, rank) * row_elems;
-      Reduce(dtype, mine.reduce_op, srcs, begin, mine.output.raw_data(), mine.output.num_elements());
+      Reduce(dtype, mine.reduce_op, srcs, begin, {mine.output.raw_data()}, mine.output.num_elements());
       break;
     }
     case OpKind::kAllGather: {

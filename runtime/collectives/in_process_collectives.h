@@ -11,9 +11,9 @@
 // own, so issuing never blocks and several collectives can be in flight. A collective
 // first waits (up to the timeout) for every rank to arrive with its description, then
 // every rank checks the descriptions the same way (so all report the same mismatch),
-// then each rank does its share of the work: an all-reduce is a reduce-scatter (rank r
-// reduces its rows of every rank's buffer) followed by an all-gather (rank r copies the
-// other ranks' reduced rows), so the reduction is spread over the ranks. Send/Recv are
+// then each rank does its share of the work: in an all-reduce rank r reduces its part of
+// every rank's buffer and writes the result into every rank's buffer (a reduce-scatter
+// and an all-gather in one pass), so the reduction is spread over the ranks. Send/Recv are
 // matched on the calling threads: whichever side comes second copies the data.
 #ifndef TESSERA_RUNTIME_COLLECTIVES_IN_PROCESS_COLLECTIVES_H_
 #define TESSERA_RUNTIME_COLLECTIVES_IN_PROCESS_COLLECTIVES_H_
