@@ -24,6 +24,7 @@
 #include "kernels/cpu/conv_blocked_direct_row.h"
 #include "kernels/cpu/conv_blocked_kernels.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/transpose.h"
 
 namespace tsr {
 
@@ -134,26 +135,6 @@ bool IsStridedPointwise(const ConvGeometry& g) {
   const Window3d& w = g.window;
   return IsUnpadded1x1(g) && (w.stride[1] > 1 || w.stride[2] > 1) && (w.out[1] - 1) * w.stride[1] < w.in[1] &&
          (w.out[2] - 1) * w.stride[2] < w.in[2];
-}
-
-// dst[iw * channels + c] = src[c * plane + iw] for iw < width: the columns of one row
-// of `channels` planes, interleaved.
-void InterleaveChannels(const float* src, int64_t plane, int64_t channels, int64_t width, float* dst) {
-  if (channels == 3) {  // an RGB image: three streams the compiler keeps in registers
-    const float* r = src;
-    const float* g = src + plane;
-    const float* b = src + 2 * plane;
-    for (int64_t iw = 0; iw < width; ++iw) {
-      dst[3 * iw] = r[iw];
-      dst[3 * iw + 1] = g[iw];
-      dst[3 * iw + 2] = b[iw];
-    }
-    return;
-  }
-  for (int64_t c = 0; c < channels; ++c) {
-    const float* s = src + c * plane;
-    for (int64_t iw = 0; iw < width; ++iw) dst[iw * channels + c] = s[iw];
-  }
 }
 
 }  // namespace
@@ -341,7 +322,8 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
         const float* src = x + n * image_stride + ih * in_w;
         float* dst = interleaved + u * padded_w * c_n;
         std::fill(dst, dst + pad_left * c_n, 0.0f);
-        InterleaveChannels(src, in_pixels, c_n, in_w, dst + pad_left * c_n);
+        // dst[iw * c_n + c] = src[c * in_pixels + iw]: the row's [c_n, in_w] transposed.
+        TransposeBlock(sizeof(float), CpuIsa::kAvx2, src, in_pixels, dst + pad_left * c_n, c_n, in_w, c_n);
         std::fill(dst + (pad_left + in_w) * c_n, dst + padded_w * c_n, 0.0f);
       }
     });

@@ -223,7 +223,7 @@ const char* Bytes(const Tensor& t) { return static_cast<const char*>(t.raw_data(
 
 // The meeting of every rank at one collective.
 // Counts are atomics so that a rank can spin on them without the communicator's lock;
-// they change under it (arrived) or are followed by taking it (phase_done), so a rank
+// they change under it (arrived) or are followed by taking it (work_done), so a rank
 // asleep in Mutex::Await on them is woken.
 struct Slot {
   explicit Slot(int world) : calls(world), present(world, false) {}
@@ -232,7 +232,7 @@ struct Slot {
   std::atomic<int> arrived{0};
   absl::Status failure;             // set by a rank that gave up waiting for the others
   std::atomic<bool> failed{false};  // failure is set
-  std::atomic<int> phase_done[2] = {0, 0};
+  std::atomic<int> work_done{0};  // ranks whose share of the work is done
   int departed = 0;
 };
 
@@ -274,7 +274,7 @@ class InProcessCommunicatorImpl final : public InProcessCommunicator {
   CollectiveHandle PostTransfer(bool is_send, int rank, int peer, absl::string_view name, Tensor tensor);
 
  private:
-  void Phase(Slot& slot, int phase);
+  void AwaitWorkDone(Slot& slot);
   void Depart(int64_t seq, Slot& slot);
   void DoWork(int rank, Slot& slot);
   void ExpireTransfer(bool is_send, int src, int dst, int64_t seq);
@@ -344,7 +344,8 @@ void InProcessCommunicatorImpl::DoWork(int rank, Slot& slot) {
       // pass, each element read and written once per rank (an all-gather pass after
       // the reduction read and wrote the parts once more: 16 MiB over 2 ranks went
       // 2.8-3.0 -> 5.6-8.0 GB/s busbw on a machine whose one core moves 15-17 GB/s). No
-      // rank touches another's part, so the only wait is for every part to be written.
+      // rank touches another's part, so the only wait is the one every collective ends
+      // with, for every part to be written.
       const int64_t n = mine.input.num_elements();
       const int64_t begin = SplitBegin(n, world, rank);
       const int64_t end = SplitBegin(n, world, rank + 1);
@@ -355,8 +356,7 @@ void InProcessCommunicatorImpl::DoWork(int rank, Slot& slot) {
         dsts.push_back(Bytes(c.input) + begin * esize);
       }
       Reduce(dtype, mine.reduce_op, srcs, begin, dsts, end - begin);
-      Phase(slot, 0);
-      return;
+      break;
     }
     case OpKind::kReduceScatter: {
       const int64_t rows = mine.input.shape().dim(0);
@@ -393,18 +393,18 @@ void InProcessCommunicatorImpl::DoWork(int rank, Slot& slot) {
       break;
     }
   }
-  // Nobody may reuse its buffers while another rank still reads them.
-  Phase(slot, 0);
+  // Nobody may reuse its buffers while another rank still reads or writes them.
+  AwaitWorkDone(slot);
 }
 
-void InProcessCommunicatorImpl::Phase(Slot& slot, int phase) {
+void InProcessCommunicatorImpl::AwaitWorkDone(Slot& slot) {
   // Once every rank has arrived, the remaining steps are bounded copies and reductions
   // by the ranks' own threads, so this wait needs no deadline.
-  if (slot.phase_done[phase].fetch_add(1) + 1 == world_size_) {
+  if (slot.work_done.fetch_add(1) + 1 == world_size_) {
     absl::MutexLock wake(&mu_);  // its release re-checks the conditions of the ranks asleep below
     return;
   }
-  auto all_done = [&] { return slot.phase_done[phase].load() == world_size_; };
+  auto all_done = [&] { return slot.work_done.load() == world_size_; };
   if (SpinUntil(all_done)) return;
   absl::MutexLock lock(&mu_);
   mu_.Await(absl::Condition(&all_done));
