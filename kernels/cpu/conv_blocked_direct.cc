@@ -303,10 +303,10 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
   // instead of 3, no strip at a row's ends taking the edge path, the channels in one
   // cache line rather than three planes that share L1 sets). The taps in the padding
   // now add products with zero: the same sums, but for the sign of a zero sum. The copy
-  // costs about as much as 19 multiply-adds per input element (62 us of conv1's 2.6 ms),
-  // so it is taken only where each input element feeds at least 384 (conv1: 64 x 49 / 4
-  // = 784; MobileNetV2's 3x3/2 stem to 32 channels, 72, ran at 0.73 of oneDNN with it
-  // and 0.85-0.87 without).
+  // costs about as much as 20-26 multiply-adds per input element (2-3% of conv1's time
+  // in perf's profile), so it is taken only where each input element feeds at least
+  // 384 (conv1: 64 x 49 / 4 = 784; MobileNetV2's 3x3/2 stem to 32 channels, 72, ran
+  // at 0.73 of oneDNN with it and 0.85-0.87 without).
   constexpr int64_t kInterleaveMinMacsPerInput = 384;
   const int64_t macs_per_input = g.out_channels * kernel_h * kernel_w / (w.stride[1] * w.stride[2]);
   if (!x_blocked && in_blocks == 1 && kernel_w > 1 && macs_per_input >= kInterleaveMinMacsPerInput &&
