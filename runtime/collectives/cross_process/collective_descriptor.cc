@@ -205,7 +205,8 @@ absl::Status CheckDescriptors(int64_t seq, absl::Span<const CollectiveDescriptor
     }
   }
   if (first.kind == CollectiveKind::kBarrier) return absl::OkStatus();
-  const std::string where = Where(first, seq);
+  // Formatted only for an error: every collective passes here.
+  auto where = [&] { return Where(first, seq); };
   const bool gathers = first.kind == CollectiveKind::kAllGather || first.kind == CollectiveKind::kAllToAll;
   for (int r = 1; r < world; ++r) {
     const TensorType& in = all[r].input;
@@ -214,22 +215,22 @@ absl::Status CheckDescriptors(int64_t seq, absl::Span<const CollectiveDescriptor
                                     : in.shape == first.input.shape);
     if (!same_type) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": rank ", r, " passed ", in.ToString(), " but rank 0 passed ", first.input.ToString()));
+          absl::StrCat(where(), ": rank ", r, " passed ", in.ToString(), " but rank 0 passed ", first.input.ToString()));
     }
   }
   const DType dtype = first.input.dtype;
   if (IsReduction(first.kind) && !IsReducibleDType(dtype)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": dtype ", DTypeName(dtype), " cannot be reduced (f32, f64, i32 and i64 can)"));
+        absl::StrCat(where(), ": dtype ", DTypeName(dtype), " cannot be reduced (f32, f64, i32 and i64 can)"));
   }
   if (first.kind == CollectiveKind::kBroadcast && (first.root < 0 || first.root >= world)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": root ", first.root, " is not a rank of a world of size ", world));
+        absl::StrCat(where(), ": root ", first.root, " is not a rank of a world of size ", world));
   }
   if (!HasOutput(first.kind)) return absl::OkStatus();
   if (first.input.shape.rank() < 1) {
     return absl::InvalidArgumentError(
-        absl::StrCat(where, ": input ", first.input.ToString(), " has no dim 0 to split or concatenate"));
+        absl::StrCat(where(), ": input ", first.input.ToString(), " has no dim 0 to split or concatenate"));
   }
   int64_t gathered_rows = 0;
   for (const CollectiveDescriptor& c : all) gathered_rows += c.input.shape.dim(0);
@@ -249,7 +250,7 @@ absl::Status CheckDescriptors(int64_t seq, absl::Span<const CollectiveDescriptor
     }
     const TensorType want(dtype, WithRows(in, rows));
     if (all[r].output != want) {
-      return absl::InvalidArgumentError(absl::StrCat(where, ": rank ", r, "'s output is ", all[r].output.ToString(),
+      return absl::InvalidArgumentError(absl::StrCat(where(), ": rank ", r, "'s output is ", all[r].output.ToString(),
                                                      " but ", want.ToString(), " is needed"));
     }
   }

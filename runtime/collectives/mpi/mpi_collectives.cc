@@ -121,18 +121,27 @@ absl::Status CheckCounts(int64_t seq, absl::Span<const CollectiveDescriptor> all
 
 class MpiCommunicator;
 
+// The largest tag `comm` takes (at least 1).
+int TagUpperBound(MPI_Comm comm) {
+  ScopedMpiCall mpi;
+  int* tag_ub = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &found);
+  return std::max(1, found && tag_ub != nullptr ? *tag_ub : 32767);
+}
+
 // The state the communicator's threads share; held by shared_ptr so that a thread stuck
 // in MPI (see the header) can be left behind safely.
 class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorCore> {
  public:
+  // Collectives take tags [0, tag_wrap_); tag_wrap_ itself (MPI_TAG_UB) carries notices.
   MpiCommunicatorCore(MPI_Comm comm, int rank, int world_size, CollectivesOptions options)
-      : comm_(comm), rank_(rank), world_size_(world_size), options_(options) {
-    ScopedMpiCall mpi;
-    int* tag_ub = nullptr;
-    int found = 0;
-    MPI_Comm_get_attr(comm_, MPI_TAG_UB, &tag_ub, &found);
-    tag_wrap_ = std::max(1, found && tag_ub != nullptr ? *tag_ub : 32767);
-  }
+      : comm_(comm),
+        rank_(rank),
+        world_size_(world_size),
+        options_(options),
+        tag_wrap_(TagUpperBound(comm)),
+        exchange_(comm, rank, world_size, /*notice_tag=*/tag_wrap_) {}
 
   void Start() {
     auto self = shared_from_this();
@@ -164,6 +173,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     }
     worker_.join();
     ScopedMpiCall call;
+    exchange_.CancelNoticeReceives();
     // Sends a timed-out collective left behind are small: they leave as soon as their
     // peer's MPI makes progress, which it normally does within this grace period. Any
     // that have not are handed to MPI with their buffers, which are then never freed:
@@ -243,14 +253,14 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
 
  private:
   // A collective on its way: the call and its exchange, whose deadline runs from its start.
+  // Its exchange is the communicator's one (exchange_), which it owns while running_.
   struct RunningCall {
-    RunningCall(CollectiveCall c, const MpiCommunicatorCore& core)
-        : call(std::move(c)),
-          exchange(core.comm_, core.rank_, core.world_size_, core.DescriptorTag(call.seq), call.seq, call.descriptor,
-                   call.input),
-          deadline(absl::Now() + core.options_.timeout) {}
+    RunningCall(CollectiveCall c, MpiCommunicatorCore& core)
+        : call(std::move(c)), exchange(core.exchange_), deadline(absl::Now() + core.options_.timeout) {
+      exchange.Start(core.DescriptorTag(call.seq), call.seq, call.descriptor, call.input);
+    }
     CollectiveCall call;
-    mpi_internal::DescriptorExchange exchange;
+    mpi_internal::DescriptorExchange& exchange;
     absl::Time deadline;
   };
 
@@ -275,6 +285,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     if (done.ok() && !*done) return;
     absl::Status status = done.ok() ? Finish(*inline_, /*on_worker=*/seq < 0) : Poison(done.status());
     const std::unique_ptr<RunningCall> finished = std::move(inline_);
+    finished->exchange.End();  // before the next call may start it
     {
       // Free for the next call before the handle completes: its waiter may issue one at once.
       absl::MutexLock lock(&mu_);
@@ -315,6 +326,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
       }
       RunningCall running(std::move(call), *this);
       absl::Status status = Run(running);
+      running.exchange.End();
       {
         absl::MutexLock lock(&mu_);
         running_ = false;
@@ -520,6 +532,8 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   const int world_size_;
   const CollectivesOptions options_;
   int tag_wrap_ = 1;
+  // The exchange of the running call (one at a time: see running_), kept between calls.
+  mpi_internal::DescriptorExchange exchange_;
 
   mutable absl::Mutex mu_;
   std::deque<CollectiveCall> queue_ ABSL_GUARDED_BY(mu_);

@@ -40,8 +40,10 @@
 //
 // Timeouts and what they leave behind (MPI cannot cancel a collective in progress):
 //  - A rank whose descriptor exchange times out cancels its receives, tells every rank
-//    that it gave up (a rank that arrives late then fails at once instead of starting
-//    the data movement alone) and fails with DeadlineExceeded naming the missing ranks.
+//    that it gave up (a notice under a tag of its own, which every rank has a receive
+//    posted for; a rank that arrives late then fails at once instead of starting the
+//    data movement alone, and one whose collective completed before the notice came
+//    fails its next) and fails with DeadlineExceeded naming the missing ranks.
 //  - If the data movement itself does not finish within the timeout (a rank died, or
 //    arrived so late that it missed the notice above), the handle fails with
 //    DeadlineExceeded; the MPI call stays blocked on the communicator's thread and

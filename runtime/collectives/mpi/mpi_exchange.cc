@@ -31,29 +31,96 @@ PayloadCut CutPayload(size_t descriptor_bytes, size_t payload_bytes) {
   return cut;
 }
 
-DescriptorExchange::DescriptorExchange(MPI_Comm comm, int rank, int world_size, int tag, int64_t seq,
-                                       const CollectiveDescriptor& mine, const Tensor& payload)
+DescriptorExchange::DescriptorExchange(MPI_Comm comm, int rank, int world_size, int notice_tag)
     : comm_(comm),
       rank_(rank),
       world_size_(world_size),
-      tag_(tag),
-      seq_(seq),
       descriptors_(world_size),
       payloads_(world_size),
-      requests_(static_cast<size_t>(world_size), MPI_REQUEST_NULL),
-      parts_(static_cast<size_t>(world_size), Part::kFirstFrame) {
-  descriptors_[rank] = mine;
-  if (EagerPayloadBytes(mine, world_size) > 0) payload_ = payload;
+      payload_capacity_(world_size, 0),
+      notice_tag_(notice_tag),
+      notice_requests_(world_size, MPI_REQUEST_NULL),
+      gave_up_seq_(world_size, -1) {}
+
+void DescriptorExchange::PostNoticeReceives() {
+  notices_posted_ = true;
+  notice_frames_.reset(new char[static_cast<size_t>(world_size_) * kDescriptorWireBytes]);
+  for (int q = 0; q < world_size_; ++q) {
+    if (q == rank_) continue;
+    MPI_Irecv(notice_frames_.get() + q * kDescriptorWireBytes, kDescriptorWireBytes, MPI_BYTE, q, notice_tag_, comm_,
+              &notice_requests_[q]);
+  }
+}
+
+void DescriptorExchange::CancelNoticeReceives() {
+  for (MPI_Request& r : notice_requests_) {
+    if (r == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&r);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);  // a cancelled receive completes at once
+  }
+}
+
+void DescriptorExchange::TakeNotice(int q) {
+  int64_t seq = 0;
+  absl::StatusOr<CollectiveDescriptor> n = DecodeDescriptor(notice_frames_.get() + q * kDescriptorWireBytes, &seq);
+  // Anything else under the notice tag is not a notice (nothing else is sent there).
+  if (n.ok() && n->abandoned) {
+    gave_up_seq_[q] = seq;
+    any_notice_ = true;
+  }
+}
+
+absl::Status DescriptorExchange::NoticesError(absl::Duration timeout, bool current) const {
+  std::vector<int> here, before;
+  for (int q = 0; q < world_size_; ++q) {
+    if (gave_up_seq_[q] < 0 || gave_up_seq_[q] > seq_) continue;  // none, or one for a later collective
+    if (gave_up_seq_[q] < seq_) {
+      before.push_back(q);
+    } else if (current) {
+      here.push_back(q);
+    }
+  }
+  if (!here.empty()) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        Where(), ": rank", here.size() > 1 ? "s " : " ", absl::StrJoin(here, ", "), " of ", world_size_,
+        " gave up waiting (timeout ", absl::FormatDuration(timeout), ") before rank ", rank_, " arrived"));
+  }
+  if (!before.empty()) {
+    std::vector<std::string> which;
+    for (int q : before) which.push_back(absl::StrCat(q, " (on seq ", gave_up_seq_[q], ")"));
+    return absl::DeadlineExceededError(absl::StrCat(Where(), ": rank", before.size() > 1 ? "s " : " ",
+                                                    absl::StrJoin(which, ", "), " of ", world_size_,
+                                                    " gave up waiting for an earlier collective (timeout ",
+                                                    absl::FormatDuration(timeout), ")"));
+  }
+  return absl::OkStatus();
+}
+
+void DescriptorExchange::Start(int tag, int64_t seq, const CollectiveDescriptor& mine, const Tensor& payload) {
+  tag_ = tag;
+  seq_ = seq;
+  descriptors_[rank_] = mine;
+  payload_ = EagerPayloadBytes(mine, world_size_) > 0 ? payload : Tensor();
+  requests_.assign(static_cast<size_t>(world_size_), MPI_REQUEST_NULL);
+  parts_.assign(static_cast<size_t>(world_size_), Part::kFirstFrame);
+  requests_.insert(requests_.end(), notice_requests_.begin(), notice_requests_.end());
+  parts_.insert(parts_.end(), static_cast<size_t>(world_size_), Part::kNotice);
+  pending_receives_ = pending_sends_ = 0;
 }
 
 void DescriptorExchange::Post() {
-  mine_ = std::unique_ptr<char[]>(new char[kFrameBytes]);
+  // (Null after an exchange that gave up parked them with its requests.)
+  if (mine_ == nullptr) mine_.reset(new char[kFrameBytes]);
+  if (theirs_ == nullptr) theirs_.reset(new char[static_cast<size_t>(world_size_) * kFrameBytes]);
   const size_t descriptor_bytes = EncodeDescriptor(descriptors_[rank_], seq_, mine_.get());
   const PayloadCut cut = CutPayload(descriptor_bytes, eager() ? payload_.num_bytes() : 0);
   const char* data = eager() ? static_cast<const char*>(payload_.raw_data()) : nullptr;
   if (cut.first > 0) std::memcpy(mine_.get() + descriptor_bytes, data, cut.first);
-  theirs_.reset(new char[static_cast<size_t>(world_size_) * kFrameBytes]);
   ScopedMpiCall mpi;
+  if (!notices_posted_) {
+    PostNoticeReceives();
+    std::copy(notice_requests_.begin(), notice_requests_.end(), requests_.begin() + world_size_);
+  }
   for (int q = 0; q < world_size_; ++q) {
     if (q == rank_) continue;
     MPI_Irecv(theirs_.get() + q * kFrameBytes, kFrameBytes, MPI_BYTE, q, tag_, comm_, &requests_[q]);
@@ -88,7 +155,10 @@ absl::Status DescriptorExchange::TakeFirstFrame(int q) {
   const size_t bytes = EagerPayloadBytes(descriptors_[q], world_size_);
   if (bytes == 0) return absl::OkStatus();
   const PayloadCut cut = CutPayload(descriptor_bytes, bytes);
-  payloads_[q].reset(new char[bytes]);
+  if (payloads_[q] == nullptr || payload_capacity_[q] < bytes) {
+    payloads_[q].reset(new char[bytes]);
+    payload_capacity_[q] = bytes;
+  }
   char* payload = payloads_[q].get();
   std::memcpy(payload, frame + descriptor_bytes, cut.first);
   for (size_t offset = 0; offset < cut.rest; offset += kFrameBytes) {
@@ -126,17 +196,21 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, absl::Time deadline
             --pending_receives_;
             failure = TakeFirstFrame(index);
             break;
+          case Part::kNotice:
+            TakeNotice(index - world_size_);
+            break;
         }
         if (!failure.ok()) break;
       }
     }
     // (Abandon takes the serializing lock itself.)
     if (!failure.ok()) return Abandon(std::move(failure), parked);
-    if (pending_receives_ == 0 && !notices_checked_) {
-      // Everything sent here has arrived; a rank that gave up before this one came has
-      // also sent its notice (and may never take this rank's sends).
-      notices_checked_ = true;
-      if (absl::Status notices = CheckNotices(timeout); !notices.ok()) return Abandon(notices, parked);
+    if (any_notice_) {
+      // A rank that gave up on an earlier collective will not come: fail now. One that
+      // gave up on this one sent its frames first: fail once they are here (the notice
+      // came before them), as it may never take this rank's sends.
+      absl::Status notices = NoticesError(timeout, /*current=*/pending_receives_ == 0);
+      if (!notices.ok()) return Abandon(notices, parked);
     }
     if (pending_receives_ + pending_sends_ == 0) break;
     // The clock costs as much as a poll: read it every 16th.
@@ -153,29 +227,9 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, absl::Time deadline
       std::this_thread::yield();
     }
   }
+  // The notice receives not taken go on to the next exchange.
+  std::copy(requests_.begin() + world_size_, requests_.begin() + 2 * world_size_, notice_requests_.begin());
   return true;
-}
-
-// A rank that gave up on this collective before this one arrived said so with a
-// message under the same tag behind the ones it had sent.
-absl::Status DescriptorExchange::CheckNotices(absl::Duration timeout) {
-  std::vector<int> abandoned;
-  ScopedMpiCall mpi;
-  for (int q = 0; q < world_size_; ++q) {
-    if (q == rank_) continue;
-    int flagged = 0;
-    MPI_Iprobe(q, tag_, comm_, &flagged, MPI_STATUS_IGNORE);
-    if (!flagged) continue;
-    std::vector<char> notice(kDescriptorWireBytes);
-    MPI_Recv(notice.data(), kDescriptorWireBytes, MPI_BYTE, q, tag_, comm_, MPI_STATUS_IGNORE);
-    int64_t notice_seq = 0;
-    absl::StatusOr<CollectiveDescriptor> n = DecodeDescriptor(notice.data(), &notice_seq);
-    if (n.ok() && n->abandoned) abandoned.push_back(q);
-  }
-  if (abandoned.empty()) return absl::OkStatus();
-  return absl::DeadlineExceededError(absl::StrCat(
-      Where(), ": rank", abandoned.size() > 1 ? "s " : " ", absl::StrJoin(abandoned, ", "), " of ", world_size_,
-      " gave up waiting (timeout ", absl::FormatDuration(timeout), ") before rank ", rank_, " arrived"));
 }
 
 // The deadline passed: cancels the receives still waiting, tells every other rank that
@@ -195,7 +249,8 @@ absl::Status DescriptorExchange::GiveUp(absl::Duration timeout, std::vector<Park
     for (int q = 0; q < world_size_; ++q) {
       if (q == rank_) continue;
       MPI_Request request;
-      MPI_Isend(notices.buffers.back().get(), static_cast<int>(notice_bytes), MPI_BYTE, q, tag_, comm_, &request);
+      MPI_Isend(notices.buffers.back().get(), static_cast<int>(notice_bytes), MPI_BYTE, q, notice_tag_, comm_,
+                &request);
       notices.requests.push_back(request);
     }
   }
@@ -222,11 +277,14 @@ absl::Status DescriptorExchange::Abandon(absl::Status status, std::vector<Parked
     }
   }
   pending_receives_ = pending_sends_ = 0;
+  // The notice receives were cancelled with the rest: the communicator is done for.
+  std::fill(notice_requests_.begin(), notice_requests_.end(), MPI_REQUEST_NULL);
   if (!left.requests.empty()) {
     left.buffers.push_back(std::move(mine_));
     left.buffers.push_back(std::move(theirs_));
-    for (std::unique_ptr<char[]>& p : payloads_) {
-      if (p != nullptr) left.buffers.push_back(std::move(p));
+    for (int q = 0; q < world_size_; ++q) {
+      if (payloads_[q] != nullptr) left.buffers.push_back(std::move(payloads_[q]));
+      payload_capacity_[q] = 0;
     }
     left.tensor = payload_;
     parked->push_back(std::move(left));
