@@ -36,10 +36,11 @@ namespace mpi_internal {
 
 // The largest all-reduce that goes eagerly, in bytes one rank sends to all the others
 // ((world_size - 1) x the tensor's bytes). Up to it frames to every peer beat MPI's
-// all-reduce plus the descriptor round trip (16 KiB between two processes: 10.2-11.3 us
-// vs MPI_Allreduce's 10.3-11.6); above it MPI's tuned algorithms win (32 KiB: 15-18 us
-// eagerly vs 14-16), reducing a share each instead of the whole tensor on every rank.
-inline constexpr size_t kEagerAllReduceBytes = size_t{16} << 10;
+// all-reduce plus the descriptor round trip (32 KiB between two processes, five
+// alternations: eagerly 0.85-0.99 of MPI_Allreduce's rate, 0.76-0.86 with the round
+// trip and MPI's all-reduce); above it MPI's tuned algorithms win (128 KiB eagerly:
+// 0.62-0.71), reducing a share each instead of the whole tensor on every rank.
+inline constexpr size_t kEagerAllReduceBytes = size_t{32} << 10;
 
 // The bytes a collective so described sends behind its descriptor: the tensor of an
 // all-reduce small enough to go eagerly, 0 otherwise. A function of the descriptor
