@@ -125,8 +125,9 @@ size_t EncodeDescriptor(const CollectiveDescriptor& d, int64_t seq, char* out) {
   const int in_rank = std::min(d.input.shape.rank(), kMaxRank);
   const int out_rank = std::min(d.output.shape.rank(), kMaxRank);
   const size_t room = kDescriptorWireBytes - kHeaderBytes - 8 * static_cast<size_t>(in_rank + out_rank);
-  std::string name = d.name;
-  if (name.size() > room) name = absl::StrCat(name.substr(0, room - kCut.size()), kCut);
+  std::string cut_name;  // only for a name longer than the room
+  absl::string_view name = d.name;
+  if (name.size() > room) name = cut_name = absl::StrCat(name.substr(0, room - kCut.size()), kCut);
   Writer w(out);
   w.Put<uint32_t>(kMagic);
   w.Put<uint8_t>(kVersion);
@@ -148,12 +149,19 @@ size_t EncodeDescriptor(const CollectiveDescriptor& d, int64_t seq, char* out) {
 }
 
 absl::StatusOr<CollectiveDescriptor> DecodeDescriptor(const char* in, int64_t* seq, size_t* bytes) {
+  CollectiveDescriptor d;
+  absl::Status decoded = DecodeDescriptorInto(in, seq, bytes, &d);
+  if (!decoded.ok()) return decoded;
+  return d;
+}
+
+absl::Status DecodeDescriptorInto(const char* in, int64_t* seq, size_t* bytes, CollectiveDescriptor* out) {
   Reader r(in);
   uint32_t magic = 0;
   uint8_t version = 0, kind = 0, reduce_op = 0, flags = 0, in_dtype = 0, out_dtype = 0, in_rank = 0, out_rank = 0;
   int32_t root = 0;
   uint16_t name_size = 0;
-  CollectiveDescriptor d;
+  CollectiveDescriptor& d = *out;
   bool ok = r.Get(&magic) && r.Get(&version) && r.Get(&kind) && r.Get(&reduce_op) && r.Get(&flags) && r.Get(&root) &&
             r.Get(seq) && r.Get(&d.name_hash) && r.Get(&in_dtype) && r.Get(&out_dtype) && r.Get(&in_rank) &&
             r.Get(&out_rank) && r.Get(&name_size);
@@ -168,6 +176,8 @@ absl::StatusOr<CollectiveDescriptor> DecodeDescriptor(const char* in, int64_t* s
   d.root = root;
   d.input.dtype = static_cast<DType>(in_dtype);
   d.output.dtype = static_cast<DType>(out_dtype);
+  d.input.shape.mutable_dims().clear();
+  d.output.shape.mutable_dims().clear();
   for (int i = 0; i < in_rank + out_rank; ++i) {
     int64_t dim = 0;
     if (!r.Get(&dim)) return absl::DataLossError("collective descriptor: truncated dims");
@@ -175,7 +185,7 @@ absl::StatusOr<CollectiveDescriptor> DecodeDescriptor(const char* in, int64_t* s
   }
   if (!r.GetBytes(name_size, &d.name)) return absl::DataLossError("collective descriptor: truncated name");
   if (bytes != nullptr) *bytes = r.pos();
-  return d;
+  return absl::OkStatus();
 }
 
 std::string Describe(const CollectiveDescriptor& d) {

@@ -75,6 +75,9 @@ size_t EncodeDescriptor(const CollectiveDescriptor& descriptor, int64_t seq, cha
 // (when given) the count EncodeDescriptor returned. DataLoss when the bytes are not a
 // descriptor.
 absl::StatusOr<CollectiveDescriptor> DecodeDescriptor(const char* in, int64_t* seq, size_t* bytes = nullptr);
+// The same into *out, reusing its strings' and shapes' memory (a communicator decodes
+// one per peer per collective); *out is unspecified after an error.
+absl::Status DecodeDescriptorInto(const char* in, int64_t* seq, size_t* bytes, CollectiveDescriptor* out);
 
 // "all_reduce(sum) 'grad/w1' f32[10]", "all_gather 'x' f32[2,3] -> f32[5,3]".
 std::string Describe(const CollectiveDescriptor& descriptor);

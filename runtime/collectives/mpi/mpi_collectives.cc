@@ -6,6 +6,7 @@
 #include <climits>
 #include <cstdio>
 #include <deque>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -39,7 +40,7 @@ struct CollectiveCall {
   CollectiveDescriptor descriptor;
   Tensor input;  // AllReduce and Broadcast: the in/out tensor
   Tensor output;
-  CollectiveHandle handle = CollectiveHandle::Pending();
+  std::optional<CollectiveHandle> handle;  // set by Issue
 };
 
 MPI_Datatype MpiType(DType dtype) {
@@ -227,7 +228,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     // drive_mu_ is held only while a call is inline (and then this one queues): Issue
     // never waits for it, it does not block.
     const bool may_drive = drive_mu_.TryLock();
-    CollectiveHandle handle = call.handle;
+    std::optional<CollectiveHandle> handle;
     bool go_inline = false;
     {
       absl::MutexLock lock(&mu_);
@@ -236,7 +237,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
         if (std::shared_ptr<MpiCommunicatorCore> core = weak.lock()) core->DriveInline(seq, wait);
       });
       if (!poison_.empty()) {
-        handle.Complete(PoisonedError(call));
+        handle->Complete(PoisonedError(call));
       } else if (!may_drive || running_ || !queue_.empty()) {
         queue_.push_back(std::move(call));
       } else {
@@ -244,11 +245,11 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
       }
     }
     if (go_inline) {
-      inline_ = std::make_unique<RunningCall>(std::move(call), *this);
+      inline_.emplace(std::move(call), *this);
       inline_->exchange.Post();
     }
     if (may_drive) drive_mu_.Unlock();
-    return handle;
+    return *std::move(handle);
   }
 
  private:
@@ -275,7 +276,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   // the worker instead (the poller does not mean to block).
   void DriveInline(int64_t seq, bool wait) {
     absl::MutexLock drive(&drive_mu_);
-    if (inline_ == nullptr || (seq >= 0 && inline_->call.seq != seq)) return;
+    if (!inline_.has_value() || (seq >= 0 && inline_->call.seq != seq)) return;
     if (!wait && !inline_->exchange.eager()) {
       absl::MutexLock lock(&mu_);
       handover_ = true;
@@ -284,14 +285,15 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     absl::StatusOr<bool> done = inline_->exchange.Progress(wait, inline_->deadline, options_.timeout, &parked_);
     if (done.ok() && !*done) return;
     absl::Status status = done.ok() ? Finish(*inline_, /*on_worker=*/seq < 0) : Poison(done.status());
-    const std::unique_ptr<RunningCall> finished = std::move(inline_);
-    finished->exchange.End();  // before the next call may start it
+    const CollectiveHandle handle = *inline_->call.handle;
+    inline_->exchange.End();  // before the next call may start it
+    inline_.reset();
     {
       // Free for the next call before the handle completes: its waiter may issue one at once.
       absl::MutexLock lock(&mu_);
       running_ = false;
     }
-    finished->call.handle.Complete(std::move(status));
+    handle.Complete(std::move(status));
   }
 
   void WorkerLoop() {
@@ -319,7 +321,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
         call = std::move(queue_.front());
         queue_.pop_front();
         if (!poison_.empty()) {
-          call.handle.Complete(PoisonedError(call));
+          call.handle->Complete(PoisonedError(call));
           continue;
         }
         running_ = true;
@@ -331,7 +333,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
         absl::MutexLock lock(&mu_);
         running_ = false;
       }
-      running.call.handle.Complete(std::move(status));
+      running.call.handle->Complete(std::move(status));
     }
   }
 
@@ -514,11 +516,11 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
         std::fflush(stderr);
         MPI_Abort(comm_, 1);
       }
-      call.handle.Complete(error);
+      call.handle->Complete(error);
       if (poison_.empty()) poison_ = std::string(error.message());
       stuck_ = true;
       // The worker is held by MPI: fail what it would have run.
-      for (CollectiveCall& queued : queue_) queued.handle.Complete(PoisonedError(queued));
+      for (CollectiveCall& queued : queue_) queued.handle->Complete(PoisonedError(queued));
       queue_.clear();
     }
   }
@@ -553,7 +555,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   bool handover_ ABSL_GUARDED_BY(mu_) = false;
   // Serializes the threads that move the inline call forward; taken before mu_.
   absl::Mutex drive_mu_;
-  std::unique_ptr<RunningCall> inline_ ABSL_GUARDED_BY(drive_mu_);
+  std::optional<RunningCall> inline_ ABSL_GUARDED_BY(drive_mu_);
   // The watchdog gave up on the watched call, which has not returned.
   bool stuck_ ABSL_GUARDED_BY(mu_) = false;
   std::thread worker_;

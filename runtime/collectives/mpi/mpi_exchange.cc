@@ -145,13 +145,13 @@ absl::Status DescriptorExchange::TakeFirstFrame(int q) {
   int64_t seq = 0;
   size_t descriptor_bytes = 0;
   const char* frame = theirs_.get() + q * kFrameBytes;
-  absl::StatusOr<CollectiveDescriptor> d = DecodeDescriptor(frame, &seq, &descriptor_bytes);
-  if (!d.ok()) return absl::DataLossError(absl::StrCat(Where(), ": from rank ", q, ": ", d.status().message()));
+  if (absl::Status d = DecodeDescriptorInto(frame, &seq, &descriptor_bytes, &descriptors_[q]); !d.ok()) {
+    return absl::DataLossError(absl::StrCat(Where(), ": from rank ", q, ": ", d.message()));
+  }
   if (seq != seq_) {
     return absl::InternalError(absl::StrCat(Where(), ": rank ", q, " sent the descriptor of seq ", seq,
                                             " (the communicator's ranks are out of step)"));
   }
-  descriptors_[q] = *std::move(d);
   const size_t bytes = EagerPayloadBytes(descriptors_[q], world_size_);
   if (bytes == 0) return absl::OkStatus();
   const PayloadCut cut = CutPayload(descriptor_bytes, bytes);
