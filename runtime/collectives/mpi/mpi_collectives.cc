@@ -253,16 +253,17 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   }
 
  private:
-  // A collective on its way: the call and its exchange, whose deadline runs from its start.
-  // Its exchange is the communicator's one (exchange_), which it owns while running_.
+  // A collective on its way: the call and its exchange, which is the communicator's one
+  // (exchange_), owned by the call while running_. Not moved while it runs (the exchange
+  // reads its input in place).
   struct RunningCall {
-    RunningCall(CollectiveCall c, MpiCommunicatorCore& core)
-        : call(std::move(c)), exchange(core.exchange_), deadline(absl::Now() + core.options_.timeout) {
-      exchange.Start(core.DescriptorTag(call.seq), call.seq, call.descriptor, call.input);
+    RunningCall(CollectiveCall c, MpiCommunicatorCore& core) : call(std::move(c)), exchange(core.exchange_) {
+      exchange.Start(core.DescriptorTag(call.seq), call.seq, call.descriptor, call.input, core.options_.timeout);
     }
+    RunningCall(const RunningCall&) = delete;
+    RunningCall& operator=(const RunningCall&) = delete;
     CollectiveCall call;
     mpi_internal::DescriptorExchange& exchange;
-    absl::Time deadline;
   };
 
   absl::Status PoisonedError(const CollectiveCall& call) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -282,7 +283,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
       handover_ = true;
       return;
     }
-    absl::StatusOr<bool> done = inline_->exchange.Progress(wait, inline_->deadline, options_.timeout, &parked_);
+    absl::StatusOr<bool> done = inline_->exchange.Progress(wait, &parked_);
     if (done.ok() && !*done) return;
     absl::Status status = done.ok() ? Finish(*inline_, /*on_worker=*/seq < 0) : Poison(done.status());
     const CollectiveHandle handle = *inline_->call.handle;
@@ -340,7 +341,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   // A queued call, on the worker: the exchange, then the rest (Finish).
   absl::Status Run(RunningCall& running) {
     running.exchange.Post();
-    absl::StatusOr<bool> done = running.exchange.Progress(/*wait=*/true, running.deadline, options_.timeout, &parked_);
+    absl::StatusOr<bool> done = running.exchange.Progress(/*wait=*/true, &parked_);
     if (!done.ok()) return Poison(done.status());
     return Finish(running, /*on_worker=*/true);
   }

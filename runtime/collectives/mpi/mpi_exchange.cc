@@ -70,7 +70,7 @@ void DescriptorExchange::TakeNotice(int q) {
   }
 }
 
-absl::Status DescriptorExchange::NoticesError(absl::Duration timeout, bool current) const {
+absl::Status DescriptorExchange::NoticesError(bool current) const {
   std::vector<int> here, before;
   for (int q = 0; q < world_size_; ++q) {
     if (gave_up_seq_[q] < 0 || gave_up_seq_[q] > seq_) continue;  // none, or one for a later collective
@@ -83,7 +83,7 @@ absl::Status DescriptorExchange::NoticesError(absl::Duration timeout, bool curre
   if (!here.empty()) {
     return absl::DeadlineExceededError(absl::StrCat(
         Where(), ": rank", here.size() > 1 ? "s " : " ", absl::StrJoin(here, ", "), " of ", world_size_,
-        " gave up waiting (timeout ", absl::FormatDuration(timeout), ") before rank ", rank_, " arrived"));
+        " gave up waiting (timeout ", absl::FormatDuration(timeout_), ") before rank ", rank_, " arrived"));
   }
   if (!before.empty()) {
     std::vector<std::string> which;
@@ -91,16 +91,20 @@ absl::Status DescriptorExchange::NoticesError(absl::Duration timeout, bool curre
     return absl::DeadlineExceededError(absl::StrCat(Where(), ": rank", before.size() > 1 ? "s " : " ",
                                                     absl::StrJoin(which, ", "), " of ", world_size_,
                                                     " gave up waiting for an earlier collective (timeout ",
-                                                    absl::FormatDuration(timeout), ")"));
+                                                    absl::FormatDuration(timeout_), ")"));
   }
   return absl::OkStatus();
 }
 
-void DescriptorExchange::Start(int tag, int64_t seq, const CollectiveDescriptor& mine, const Tensor& payload) {
+void DescriptorExchange::Start(int tag, int64_t seq, const CollectiveDescriptor& mine, const Tensor& payload,
+                               absl::Duration timeout) {
   tag_ = tag;
   seq_ = seq;
   descriptors_[rank_] = mine;
-  payload_ = EagerPayloadBytes(mine, world_size_) > 0 ? payload : Tensor();
+  payload_ = EagerPayloadBytes(mine, world_size_) > 0 ? &payload : nullptr;
+  timeout_ = timeout;
+  deadline_ = absl::InfiniteFuture();
+  start_ = absl::InfinitePast();
   requests_.assign(static_cast<size_t>(world_size_), MPI_REQUEST_NULL);
   parts_.assign(static_cast<size_t>(world_size_), Part::kFirstFrame);
   requests_.insert(requests_.end(), notice_requests_.begin(), notice_requests_.end());
@@ -113,8 +117,8 @@ void DescriptorExchange::Post() {
   if (mine_ == nullptr) mine_.reset(new char[kFrameBytes]);
   if (theirs_ == nullptr) theirs_.reset(new char[static_cast<size_t>(world_size_) * kFrameBytes]);
   const size_t descriptor_bytes = EncodeDescriptor(descriptors_[rank_], seq_, mine_.get());
-  const PayloadCut cut = CutPayload(descriptor_bytes, eager() ? payload_.num_bytes() : 0);
-  const char* data = eager() ? static_cast<const char*>(payload_.raw_data()) : nullptr;
+  const PayloadCut cut = CutPayload(descriptor_bytes, eager() ? payload_->num_bytes() : 0);
+  const char* data = eager() ? static_cast<const char*>(payload_->raw_data()) : nullptr;
   if (cut.first > 0) std::memcpy(mine_.get() + descriptor_bytes, data, cut.first);
   ScopedMpiCall mpi;
   if (!notices_posted_) {
@@ -171,9 +175,7 @@ absl::Status DescriptorExchange::TakeFirstFrame(int q) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, absl::Time deadline, absl::Duration timeout,
-                                                  std::vector<ParkedRequests>* parked) {
-  const absl::Time start = absl::Now();
+absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, std::vector<ParkedRequests>* parked) {
   int polls = 0;
   while (pending_receives_ + pending_sends_ > 0) {
     int count = 0;
@@ -209,20 +211,25 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, absl::Time deadline
       // A rank that gave up on an earlier collective will not come: fail now. One that
       // gave up on this one sent its frames first: fail once they are here (the notice
       // came before them), as it may never take this rank's sends.
-      absl::Status notices = NoticesError(timeout, /*current=*/pending_receives_ == 0);
+      absl::Status notices = NoticesError(/*current=*/pending_receives_ == 0);
       if (!notices.ok()) return Abandon(notices, parked);
     }
     if (pending_receives_ + pending_sends_ == 0) break;
     // The clock costs as much as a poll: read it every 16th.
     if (wait && ++polls % 16 != 0) continue;
     const absl::Time now = absl::Now();
-    if (now >= deadline) return GiveUp(timeout, parked);
+    if (start_ == absl::InfinitePast()) {
+      // The first clock reading (a small exchange usually completes before one).
+      start_ = now;
+      deadline_ = now + timeout_;
+    }
+    if (now >= deadline_) return GiveUp(parked);
     if (!wait) return false;
     // Ranks usually arrive within microseconds of each other: poll hard at first, then
     // yield, then sleep in short steps.
-    const absl::Duration waited = now - start;
+    const absl::Duration waited = now - start_;
     if (waited > absl::Milliseconds(2)) {
-      absl::SleepFor(std::min(absl::Microseconds(200), deadline - now));
+      absl::SleepFor(std::min(absl::Microseconds(200), deadline_ - now));
     } else if (waited > absl::Microseconds(50)) {
       std::this_thread::yield();
     }
@@ -234,7 +241,7 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, absl::Time deadline
 
 // The deadline passed: cancels the receives still waiting, tells every other rank that
 // this one gave up, and names the ranks whose descriptor never came.
-absl::Status DescriptorExchange::GiveUp(absl::Duration timeout, std::vector<ParkedRequests>* parked) {
+absl::Status DescriptorExchange::GiveUp(std::vector<ParkedRequests>* parked) {
   std::vector<int> missing;
   for (int q = 0; q < world_size_; ++q) {
     if (q != rank_ && requests_[q] != MPI_REQUEST_NULL) missing.push_back(q);
@@ -255,7 +262,7 @@ absl::Status DescriptorExchange::GiveUp(absl::Duration timeout, std::vector<Park
     }
   }
   parked->push_back(std::move(notices));
-  return Abandon(MissingRanksError(Where(), rank_, timeout, missing, world_size_), parked);
+  return Abandon(MissingRanksError(Where(), rank_, timeout_, missing, world_size_), parked);
 }
 
 // Ends the exchange with `status`: receives nobody matched are cancelled; whatever is
@@ -286,7 +293,7 @@ absl::Status DescriptorExchange::Abandon(absl::Status status, std::vector<Parked
       if (payloads_[q] != nullptr) left.buffers.push_back(std::move(payloads_[q]));
       payload_capacity_[q] = 0;
     }
-    left.tensor = payload_;
+    if (payload_ != nullptr) left.tensor = *payload_;
     parked->push_back(std::move(left));
   }
   return status;

@@ -84,24 +84,25 @@ class DescriptorExchange {
   DescriptorExchange& operator=(const DescriptorExchange&) = delete;
 
   // Begins the exchange of collective `seq` (under `tag`): this rank's descriptor and,
-  // when EagerPayloadBytes(mine) > 0, `payload`'s bytes behind it. The previous exchange
-  // must be over (complete, or ended by an error).
-  void Start(int tag, int64_t seq, const CollectiveDescriptor& mine, const Tensor& payload);
+  // when EagerPayloadBytes(mine) > 0, `payload`'s bytes behind it (`payload` must stay
+  // put until End). The previous exchange must be over (complete, or ended by an error).
+  // Its deadline, `timeout` on, runs from the first time Progress reads the clock.
+  void Start(int tag, int64_t seq, const CollectiveDescriptor& mine, const Tensor& payload, absl::Duration timeout);
 
-  // After the collective: lets go of the payload tensor (the caller's buffer).
-  void End() { payload_ = Tensor(); }
+  // After the collective: forgets the payload tensor.
+  void End() { payload_ = nullptr; }
 
   // Cancels the notice receives (the communicator is going away).
   void CancelNoticeReceives();
 
   // Whether this rank's tensor goes behind its descriptor (EagerPayloadBytes(mine) > 0).
-  bool eager() const { return payload_.valid(); }
+  bool eager() const { return payload_ != nullptr; }
 
   // Posts the first-frame receives and this rank's sends.
   void Post();
 
   // Moves the exchange forward: with `wait`, until every descriptor (and every payload a
-  // descriptor announces) has arrived and every send is done, or until `deadline`;
+  // descriptor announces) has arrived and every send is done, or until the deadline;
   // without, one poll. True when complete. Errors (after which the exchange is over and
   // the communicator should be poisoned; requests still in flight go to *parked):
   //  - DeadlineExceeded naming the ranks that did not arrive, after telling every rank
@@ -109,8 +110,7 @@ class DescriptorExchange {
   //  - DataLoss / Internal for a message that is not this collective's descriptor;
   //  - DeadlineExceeded when a rank gave up before this one arrived, on this collective
   //    or on an earlier one (its notice came late: the communicator is out of step).
-  absl::StatusOr<bool> Progress(bool wait, absl::Time deadline, absl::Duration timeout,
-                                std::vector<ParkedRequests>* parked);
+  absl::StatusOr<bool> Progress(bool wait, std::vector<ParkedRequests>* parked);
 
   // After completion: every rank's descriptor by rank (this rank's included), and rank
   // q's payload (q != this rank; EagerPayloadBytes(descriptors()[q]) bytes, writable).
@@ -118,11 +118,11 @@ class DescriptorExchange {
   char* payload(int q) { return payloads_[q].get(); }
 
  private:
-  absl::Status GiveUp(absl::Duration timeout, std::vector<ParkedRequests>* parked);
+  absl::Status GiveUp(std::vector<ParkedRequests>* parked);
   absl::Status Abandon(absl::Status status, std::vector<ParkedRequests>* parked);
   // The notices of an earlier collective and (with `current`) of this one, as an error
   // (OK when none came).
-  absl::Status NoticesError(absl::Duration timeout, bool current) const;
+  absl::Status NoticesError(bool current) const;
   void PostNoticeReceives();
   void TakeNotice(int q);
 
@@ -141,7 +141,10 @@ class DescriptorExchange {
   std::string Where() const;
 
   std::vector<CollectiveDescriptor> descriptors_;
-  Tensor payload_;                                 // this rank's, when eager
+  const Tensor* payload_ = nullptr;                // this rank's, when eager
+  absl::Duration timeout_;
+  // From the first clock reading of the exchange (InfiniteFuture / InfinitePast before).
+  absl::Time deadline_ = absl::InfiniteFuture(), start_ = absl::InfinitePast();
   std::unique_ptr<char[]> mine_;                   // kFrameBytes: this rank's first frame
   std::unique_ptr<char[]> theirs_;                 // world_size x kFrameBytes
   std::vector<std::unique_ptr<char[]>> payloads_;  // by rank
