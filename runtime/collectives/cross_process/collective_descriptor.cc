@@ -224,8 +224,8 @@ absl::Status CheckDescriptors(int64_t seq, absl::Span<const CollectiveDescriptor
                            (gathers ? in.shape.rank() >= 1 && SameTrailingDims(in.shape, first.input.shape)
                                     : in.shape == first.input.shape);
     if (!same_type) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where(), ": rank ", r, " passed ", in.ToString(), " but rank 0 passed ", first.input.ToString()));
+      return absl::InvalidArgumentError(absl::StrCat(where(), ": rank ", r, " passed ", in.ToString(),
+                                                     " but rank 0 passed ", first.input.ToString()));
     }
   }
   const DType dtype = first.input.dtype;

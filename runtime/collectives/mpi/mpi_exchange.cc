@@ -88,10 +88,9 @@ absl::Status DescriptorExchange::NoticesError(bool current) const {
   if (!before.empty()) {
     std::vector<std::string> which;
     for (int q : before) which.push_back(absl::StrCat(q, " (on seq ", gave_up_seq_[q], ")"));
-    return absl::DeadlineExceededError(absl::StrCat(Where(), ": rank", before.size() > 1 ? "s " : " ",
-                                                    absl::StrJoin(which, ", "), " of ", world_size_,
-                                                    " gave up waiting for an earlier collective (timeout ",
-                                                    absl::FormatDuration(timeout_), ")"));
+    return absl::DeadlineExceededError(
+        absl::StrCat(Where(), ": rank", before.size() > 1 ? "s " : " ", absl::StrJoin(which, ", "), " of ", world_size_,
+                     " gave up waiting for an earlier collective (timeout ", absl::FormatDuration(timeout_), ")"));
   }
   return absl::OkStatus();
 }
@@ -289,6 +288,8 @@ absl::Status DescriptorExchange::Abandon(absl::Status status, std::vector<Parked
   if (!left.requests.empty()) {
     left.buffers.push_back(std::move(mine_));
     left.buffers.push_back(std::move(theirs_));
+    // A notice receive the cancel did not complete may still write to its frame.
+    if (notice_frames_ != nullptr) left.buffers.push_back(std::move(notice_frames_));
     for (int q = 0; q < world_size_; ++q) {
       if (payloads_[q] != nullptr) left.buffers.push_back(std::move(payloads_[q]));
       payload_capacity_[q] = 0;

@@ -141,7 +141,7 @@ class DescriptorExchange {
   std::string Where() const;
 
   std::vector<CollectiveDescriptor> descriptors_;
-  const Tensor* payload_ = nullptr;                // this rank's, when eager
+  const Tensor* payload_ = nullptr;  // this rank's, when eager
   absl::Duration timeout_;
   // From the first clock reading of the exchange (InfiniteFuture / InfinitePast before).
   absl::Time deadline_ = absl::InfiniteFuture(), start_ = absl::InfinitePast();
