@@ -112,17 +112,17 @@ void ReduceElementwise(DType dtype, ReduceOp op, void* dst, const void* a, const
 void ReduceInRankOrder(DType dtype, ReduceOp op, int world_size, int rank, const std::function<void*(int)>& others,
                        void* inout, size_t n) {
   // The running result is always the left operand: rank 0's input, then (x0 op x1), ...
-  // It builds up in inout when this rank is 0 or 1 (rank 1's first step, x0 op x1, may
+  // It builds up in inout when this rank is 0, or 1 (whose first step, x0 op x1, may
   // overwrite its own operand), else in rank 0's buffer, copied at the end.
-  void* acc = rank == 0 ? inout : others(0);
-  for (int q = 1; q < world_size; ++q) {
-    if (q == 1 && rank == 1) {
-      ReduceElementwise(dtype, op, inout, acc, inout, n);
-      acc = inout;
-    } else {
-      ReduceElementwise(dtype, op, acc, acc, q == rank ? inout : others(q), n);
-    }
+  void* acc = inout;
+  int q = 1;
+  if (rank == 1) {
+    ReduceElementwise(dtype, op, inout, others(0), inout, n);
+    q = 2;
+  } else if (rank > 1) {
+    acc = others(0);
   }
+  for (; q < world_size; ++q) ReduceElementwise(dtype, op, acc, acc, q == rank ? inout : others(q), n);
   if (acc != inout) std::memcpy(inout, acc, n * DTypeSize(dtype));
   if (op == ReduceOp::kMean) DivideForMean(dtype, inout, n, world_size);
 }

@@ -102,7 +102,6 @@ void DescriptorExchange::Start(int tag, int64_t seq, const CollectiveDescriptor&
   descriptors_[rank_] = mine;
   payload_ = EagerPayloadBytes(mine, world_size_) > 0 ? &payload : nullptr;
   timeout_ = timeout;
-  deadline_ = absl::InfiniteFuture();
   start_ = absl::InfinitePast();
   requests_.assign(static_cast<size_t>(world_size_), MPI_REQUEST_NULL);
   parts_.assign(static_cast<size_t>(world_size_), Part::kFirstFrame);
@@ -217,18 +216,17 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, std::vector<ParkedR
     // The clock costs as much as a poll: read it every 16th.
     if (wait && ++polls % 16 != 0) continue;
     const absl::Time now = absl::Now();
-    if (start_ == absl::InfinitePast()) {
-      // The first clock reading (a small exchange usually completes before one).
-      start_ = now;
-      deadline_ = now + timeout_;
-    }
-    if (now >= deadline_) return GiveUp(parked);
+    // The first clock reading starts the deadline (a small exchange usually completes
+    // before one).
+    if (start_ == absl::InfinitePast()) start_ = now;
+    const absl::Time deadline = start_ + timeout_;
+    if (now >= deadline) return GiveUp(parked);
     if (!wait) return false;
     // Ranks usually arrive within microseconds of each other: poll hard at first, then
     // yield, then sleep in short steps.
     const absl::Duration waited = now - start_;
     if (waited > absl::Milliseconds(2)) {
-      absl::SleepFor(std::min(absl::Microseconds(200), deadline_ - now));
+      absl::SleepFor(std::min(absl::Microseconds(200), deadline - now));
     } else if (waited > absl::Microseconds(50)) {
       std::this_thread::yield();
     }

@@ -143,8 +143,9 @@ class DescriptorExchange {
   std::vector<CollectiveDescriptor> descriptors_;
   const Tensor* payload_ = nullptr;  // this rank's, when eager
   absl::Duration timeout_;
-  // From the first clock reading of the exchange (InfiniteFuture / InfinitePast before).
-  absl::Time deadline_ = absl::InfiniteFuture(), start_ = absl::InfinitePast();
+  // The first clock reading of the exchange (InfinitePast before); the deadline is
+  // start_ + timeout_.
+  absl::Time start_ = absl::InfinitePast();
   std::unique_ptr<char[]> mine_;                   // kFrameBytes: this rank's first frame
   std::unique_ptr<char[]> theirs_;                 // world_size x kFrameBytes
   std::vector<std::unique_ptr<char[]>> payloads_;  // by rank
