@@ -203,9 +203,9 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
                                  .stage_compiler = options.device_compiler,
                                  .timeout = options.collectives.timeout};
     if (options.process_device >= 0) {
-      // One stage per process: device = stage x data + replica.
+      // One pipeline device per process: mesh device = pipe rank x data + replica.
       TSR_ASSIGN_OR_RETURN(pipeline.process_groups, options.process_groups(axes));
-      pipeline.process_stage = options.process_device / plan.pipeline->data;
+      pipeline.pipe_rank = options.process_device / plan.pipeline->data;
     }
     return MakePipelineStep(*plan.pipeline, spec, pipeline);
   }

@@ -22,6 +22,7 @@ namespace tsr {
 
 std::string PipelineStrategy::name() const {
   return absl::StrCat("pipeline(", plan_.stages, " stages, ",
+                      plan_.chunks > 1 ? absl::StrCat(plan_.chunks, " chunks each, ") : "",
                       plan_.data > 1 ? absl::StrCat(plan_.data, " data replicas, ") : "", plan_.microbatches,
                       " micro-batches, ", PipelineScheduleName(plan_.schedule), ")");
 }
@@ -30,6 +31,7 @@ absl::StatusOr<StrategyPlan> PipelineStrategy::Plan(const Graph&) const {
   if (plan_.stages < 1 || plan_.stages > 64) {
     return absl::InvalidArgumentError(absl::StrCat("a pipeline of ", plan_.stages, " stages (1 to 64)"));
   }
+  TSR_RETURN_IF_ERROR(CheckPipelineChunks(plan_.schedule, plan_.chunks));
   if (plan_.microbatches < 1 || plan_.microbatches > 4096) {
     return absl::InvalidArgumentError(absl::StrCat(plan_.microbatches, " micro-batches (1 to 4096)"));
   }
@@ -173,10 +175,10 @@ class PipelineStep : public StepProgram {
       : plan_(std::move(plan)),
         program_(std::move(program)),
         stages_(std::move(stages)),
-        stage_threads_(options.process_stage >= 0 ? 1 : static_cast<int>(stages_.size())),
+        stage_threads_(options.pipe_rank >= 0 ? 1 : plan_.stages),
         fetches_(spec.fetches),
         options_(options),
-        tasks_(PipelineTasks(plan_.schedule, plan_.stages, plan_.microbatches)),
+        tasks_(PipelineTasks(plan_.schedule, plan_.stages, plan_.microbatches, plan_.chunks)),
         compile_failure_(std::move(compile_failure)),
         communicator_(communicator),
         data_(data) {
@@ -199,9 +201,9 @@ class PipelineStep : public StepProgram {
         accumulated_.insert(t.tensor);
       } else if (Local(t)) {
         ++readers_[t.tensor];
-      } else if (t.from == options_.process_stage) {
-        send_to_[t.tensor].insert(t.to);
-      } else if (t.to == options_.process_stage) {
+      } else if (Mine(t.from)) {
+        send_to_[t.tensor].insert(DeviceOf(t.to));
+      } else if (Mine(t.to)) {
         // The Placeholder it feeds here gives its type (its batch dimension the micro-batch's).
         const Node* feed = program_.stages[t.to].graph.FindNode(t.feed);
         if (feed != nullptr) {
@@ -214,7 +216,7 @@ class PipelineStep : public StepProgram {
   }
 
   absl::StatusOr<std::vector<Tensor>> Run(const Batch& global_feeds, uint64_t step, RunMetadata*) override {
-    const int S = plan_.stages;
+    const int S = static_cast<int>(program_.stages.size());
     int64_t global_batch = -1;
     for (const auto& [name, tensor] : global_feeds) {
       if (batch_inputs_.contains(name) && tensor.shape().rank() > 0) global_batch = tensor.shape().dim(0);
@@ -256,19 +258,11 @@ class PipelineStep : public StepProgram {
     TSR_RETURN_IF_ERROR(PostReceives(M, rows_of, received));
     std::vector<std::pair<Tensor, CollectiveHandle>> sends;  // tensors kept until sent
 
-    auto data_feeds = [&](int s, const Batch& from) {
-      Batch out;
-      const std::vector<std::string>& inputs = program_.stages[s].data_inputs;
-      for (const auto& [name, tensor] : from) {
-        if (std::find(inputs.begin(), inputs.end(), name) != inputs.end()) out.emplace_back(name, tensor);
-      }
-      return out;
-    };
     auto task = [&](int s, const PipelineTask& t) -> absl::Status {
       const int m = t.microbatch;
       const bool forward = t.kind == PipelineTask::Kind::kForward;
       const PipelineStageProgram& stage = program_.stages[s];
-      Batch in = data_feeds(s, micro[m]);
+      Batch in = DataFeeds(s, micro[m]);
       for (const PipelineTransfer& x : program_.transfers) {
         if (x.to != s || x.kind == PipelineTransfer::Kind::kAccumulated) continue;
         if ((x.kind == PipelineTransfer::Kind::kActivation) != forward) continue;
@@ -316,10 +310,10 @@ class PipelineStep : public StepProgram {
       }
       return absl::OkStatus();
     };
-    TSR_RETURN_IF_ERROR(RunStages([&](int s) -> absl::Status {
-      for (const PipelineTask& t : tasks_[s]) {
+    TSR_RETURN_IF_ERROR(RunDevices([&](int d) -> absl::Status {
+      for (const PipelineTask& t : tasks_[d]) {
         if (t.microbatch >= M) continue;
-        absl::Status status = task(s, t);
+        absl::Status status = task(t.stage, t);
         if (!status.ok()) {
           box.Fail(status);
           return status;
@@ -334,23 +328,8 @@ class PipelineStep : public StepProgram {
     TSR_RETURN_IF_ERROR(SumOverReplicas(accumulated));
 
     // The updates, once, from the gradients accumulated over the micro-batches.
-    TSR_RETURN_IF_ERROR(RunStages([&](int s) -> absl::Status {
-      const PipelineStageProgram& stage = program_.stages[s];
-      if (stage.update_targets.empty()) return absl::OkStatus();
-      Batch in = data_feeds(s, whole);
-      for (const PipelineTransfer& x : program_.transfers) {
-        if (x.to != s || x.kind != PipelineTransfer::Kind::kAccumulated) continue;
-        auto it = accumulated.find(x.tensor);
-        if (it == accumulated.end()) {
-          return absl::InternalError(absl::StrCat("pipeline stage ", s, ": no gradient '", x.tensor, "' accumulated"));
-        }
-        in.emplace_back(x.feed, it->second);
-      }
-      absl::StatusOr<std::vector<Tensor>> out = stages_[s]->Run(PipelineCall::kUpdate, 0, in, step);
-      if (!out.ok()) {
-        return absl::Status(out.status().code(),
-                            absl::StrCat("pipeline stage ", s, ", update: ", out.status().message()));
-      }
+    TSR_RETURN_IF_ERROR(RunDevices([&](int d) -> absl::Status {
+      for (int s = d; s < S; s += plan_.stages) TSR_RETURN_IF_ERROR(Update(s, whole, accumulated, step));
       return absl::OkStatus();
     }));
     std::vector<Tensor> out;
@@ -363,14 +342,14 @@ class PipelineStep : public StepProgram {
       // Computed by one stage's process (of each replica, which combine theirs): it
       // broadcasts the value to the others.
       Tensor value;
-      if (owner == options_.process_stage) {
+      if (Mine(owner)) {
         TSR_ASSIGN_OR_RETURN(value, Combine(f, fetched.at(f), weight, batch));
         TSR_ASSIGN_OR_RETURN(value, CombineReplicas(f, std::move(value), global_batch));
       } else {
         const TensorType& type = fetch_types_.at(f);
         TSR_ASSIGN_OR_RETURN(value, Tensor::Create(type.dtype, WithBatch(type, std::max<int64_t>(global_batch, 0))));
       }
-      TSR_RETURN_IF_ERROR(communicator_->Broadcast(value, owner, absl::StrCat("pipeline fetch ", f)).Wait());
+      TSR_RETURN_IF_ERROR(communicator_->Broadcast(value, DeviceOf(owner), absl::StrCat("pipeline fetch ", f)).Wait());
       out.push_back(std::move(value));
     }
     return out;
@@ -390,7 +369,7 @@ class PipelineStep : public StepProgram {
     if (!distributed()) return stages_[owner]->ReadVariable(name);
     // Held by another process: broadcast from the first stage holding it.
     Tensor value;
-    if (owner == options_.process_stage) {
+    if (Mine(owner)) {
       TSR_ASSIGN_OR_RETURN(value, stages_[owner]->ReadVariable(name));
     } else {
       // Its type from the holding stage's graph (every process has every stage's).
@@ -400,7 +379,7 @@ class PipelineStep : public StepProgram {
       }
       TSR_ASSIGN_OR_RETURN(value, Tensor::Create(variable->output_type(0).dtype, variable->output_type(0).shape));
     }
-    TSR_RETURN_IF_ERROR(communicator_->Broadcast(value, owner, absl::StrCat("read ", name)).Wait());
+    TSR_RETURN_IF_ERROR(communicator_->Broadcast(value, DeviceOf(owner), absl::StrCat("read ", name)).Wait());
     return value;
   }
   absl::Status AssignVariable(absl::string_view name, const Tensor& value) override {
@@ -416,11 +395,11 @@ class PipelineStep : public StepProgram {
   std::string Summary() const override {
     std::vector<std::string> flops;
     for (const PipelineStageProgram& stage : program_.stages) flops.push_back(absl::StrCat(stage.forward_flops));
-    const int shown = distributed() ? options_.process_stage : 0;
+    const int shown = distributed() ? options_.pipe_rank : 0;
     return absl::StrFormat(
         "%s: bubble %.1f%%, forward FLOPs per example by stage %s; stage %d%s %s%s", PipelineStrategy(plan_).name(),
-        100.0 * PipelineBubbleFraction(plan_.stages, plan_.microbatches), absl::StrJoin(flops, " / "), shown,
-        distributed() ? " (this process)" : "", stages_[shown]->Summary(), compile_failure_);
+        100.0 * PipelineBubbleFraction(plan_.stages, plan_.microbatches, plan_.chunks), absl::StrJoin(flops, " / "),
+        shown, distributed() ? " (this process)" : "", stages_[shown]->Summary(), compile_failure_);
   }
 
   const PipelineRunStats& stats() const { return stats_; }
@@ -439,32 +418,66 @@ class PipelineStep : public StepProgram {
     int readers = 0;
   };
 
-  bool distributed() const { return options_.process_stage >= 0; }
+  bool distributed() const { return options_.pipe_rank >= 0; }
+  // The device (thread, or process of the job) running stage s: stage s mod devices, so
+  // that with chunks each device holds every `stages`-th stage.
+  int DeviceOf(int stage) const { return stage % plan_.stages; }
+  // Whether stage s runs in this process.
+  bool Mine(int stage) const { return !distributed() || DeviceOf(stage) == options_.pipe_rank; }
   // A transfer between two stages of this process (in-process: every one).
-  bool Local(const PipelineTransfer& t) const { return !distributed() || (t.from == t.to); }
-  // Runs fn for every stage of this process: each on its own thread, or the one here.
-  absl::Status RunStages(const std::function<absl::Status(int stage)>& fn) {
-    if (distributed()) return fn(options_.process_stage);
+  bool Local(const PipelineTransfer& t) const { return !distributed() || DeviceOf(t.from) == DeviceOf(t.to); }
+  // Runs fn for every device of this process: each on its own thread, or the one here.
+  absl::Status RunDevices(const std::function<absl::Status(int device)>& fn) {
+    if (distributed()) return fn(options_.pipe_rank);
     return stage_threads_.Run(fn);
+  }
+  // The feeds among `from` that stage s reads from the step's own inputs.
+  Batch DataFeeds(int s, const Batch& from) const {
+    Batch out;
+    const std::vector<std::string>& inputs = program_.stages[s].data_inputs;
+    for (const auto& [name, tensor] : from) {
+      if (std::find(inputs.begin(), inputs.end(), name) != inputs.end()) out.emplace_back(name, tensor);
+    }
+    return out;
+  }
+  // Stage s's optimizer updates, from the gradients accumulated over the micro-batches.
+  absl::Status Update(int s, const Batch& whole, const std::map<std::string, Tensor>& accumulated, uint64_t step) {
+    const PipelineStageProgram& stage = program_.stages[s];
+    if (stage.update_targets.empty()) return absl::OkStatus();
+    Batch in = DataFeeds(s, whole);
+    for (const PipelineTransfer& x : program_.transfers) {
+      if (x.to != s || x.kind != PipelineTransfer::Kind::kAccumulated) continue;
+      auto it = accumulated.find(x.tensor);
+      if (it == accumulated.end()) {
+        return absl::InternalError(absl::StrCat("pipeline stage ", s, ": no gradient '", x.tensor, "' accumulated"));
+      }
+      in.emplace_back(x.feed, it->second);
+    }
+    absl::StatusOr<std::vector<Tensor>> out = stages_[s]->Run(PipelineCall::kUpdate, 0, in, step);
+    if (!out.ok()) {
+      return absl::Status(out.status().code(),
+                          absl::StrCat("pipeline stage ", s, ", update: ", out.status().message()));
+    }
+    return absl::OkStatus();
   }
   static std::string Message(absl::string_view tensor, int microbatch) {
     return absl::StrCat(tensor, " of micro-batch ", microbatch);
   }
 
-  // Posts the Recv of everything the other stages' processes send this one in a step of
+  // Posts the Recv of everything the other devices' processes send this one in a step of
   // M micro-batches, in the order each sends: its tasks in schedule order, each task's
   // outputs in fetch order (the sender's loop in Run).
   absl::Status PostReceives(int M, const std::vector<int64_t>& rows_of,
                             std::map<std::pair<std::string, int>, Received>& received) {
     if (!distributed()) return absl::OkStatus();
     for (int from = 0; from < plan_.stages; ++from) {
-      if (from == options_.process_stage) continue;
+      if (from == options_.pipe_rank) continue;
       for (const PipelineTask& t : tasks_[from]) {
         if (t.microbatch >= M) continue;
-        const PipelineStageProgram& stage = program_.stages[from];
+        const PipelineStageProgram& stage = program_.stages[t.stage];
         for (const std::string& name :
              t.kind == PipelineTask::Kind::kForward ? stage.forward_fetches : stage.backward_fetches) {
-          auto incoming = incoming_.find({from, name});
+          auto incoming = incoming_.find({t.stage, name});
           if (incoming == incoming_.end()) continue;
           const TensorType& type = incoming->second.type;
           Received& r = received[{name, t.microbatch}];
@@ -483,21 +496,21 @@ class PipelineStep : public StepProgram {
     if (!distributed()) return absl::OkStatus();
     std::vector<CollectiveHandle> pending;
     for (const PipelineTransfer& x : program_.transfers) {
-      if (x.kind != PipelineTransfer::Kind::kAccumulated || x.from == x.to) continue;
-      if (x.from == options_.process_stage) {
+      if (x.kind != PipelineTransfer::Kind::kAccumulated || Local(x)) continue;
+      if (Mine(x.from)) {
         auto it = accumulated.find(x.tensor);
         if (it == accumulated.end()) {
           return absl::InternalError(
               absl::StrCat("pipeline stage ", x.from, ": no gradient '", x.tensor, "' accumulated for stage ", x.to));
         }
-        pending.push_back(communicator_->Send(it->second, x.to, Message(x.tensor, -1)));
-      } else if (x.to == options_.process_stage) {
+        pending.push_back(communicator_->Send(it->second, DeviceOf(x.to), Message(x.tensor, -1)));
+      } else if (Mine(x.to)) {
         const Node* feed = program_.stages[x.to].graph.FindNode(x.feed);
         if (feed == nullptr)
           return absl::InternalError(absl::StrCat("pipeline stage ", x.to, " has no '", x.feed, "'"));
         TSR_ASSIGN_OR_RETURN(Tensor value, Tensor::Create(feed->output_type(0).dtype, feed->output_type(0).shape));
         accumulated[x.tensor] = value;
-        pending.push_back(communicator_->Recv(accumulated[x.tensor], x.from, Message(x.tensor, -1)));
+        pending.push_back(communicator_->Recv(accumulated[x.tensor], DeviceOf(x.from), Message(x.tensor, -1)));
       }
     }
     for (CollectiveHandle& handle : pending) TSR_RETURN_IF_ERROR(handle.Wait());
@@ -535,8 +548,7 @@ class PipelineStep : public StepProgram {
     for (auto& [name, g] : accumulated) {
       bool updated_here = false;
       for (const PipelineTransfer& x : program_.transfers) {
-        updated_here |=
-            x.kind == PipelineTransfer::Kind::kAccumulated && x.tensor == name && x.to == options_.process_stage;
+        updated_here |= x.kind == PipelineTransfer::Kind::kAccumulated && x.tensor == name && Mine(x.to);
       }
       if (!updated_here) continue;
       if (g.dtype() == DType::kF32) {
@@ -643,19 +655,20 @@ class PipelineStep : public StepProgram {
 absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan& plan, const StepProgramSpec& spec,
                                                               const PipelineStepOptions& options) {
   if (spec.graph == nullptr) return absl::InvalidArgumentError("no graph to pipeline");
+  TSR_RETURN_IF_ERROR(CheckPipelineChunks(plan.schedule, plan.chunks));
   Collectives* communicator = nullptr;
   Collectives* data = nullptr;
-  if (options.process_stage >= 0) {
-    if (options.process_stage >= plan.stages || options.process_groups == nullptr) {
+  if (options.pipe_rank >= 0) {
+    if (options.pipe_rank >= plan.stages || options.process_groups == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat("this process runs pipeline stage ", options.process_stage, " of ", plan.stages,
-                       options.process_groups == nullptr ? " but has no communicator" : ", which has no such stage"));
+          absl::StrCat("this process is pipeline device ", options.pipe_rank, " of ", plan.stages,
+                       options.process_groups == nullptr ? " but has no communicator" : ", which has no such device"));
     }
     TSR_ASSIGN_OR_RETURN(communicator, options.process_groups->ForAxes({"pipe"}));
-    if (communicator->world_size() != plan.stages || communicator->rank() != options.process_stage) {
-      return absl::InvalidArgumentError(absl::StrCat("pipeline stage ", options.process_stage, " of ", plan.stages,
+    if (communicator->world_size() != plan.stages || communicator->rank() != options.pipe_rank) {
+      return absl::InvalidArgumentError(absl::StrCat("pipeline device ", options.pipe_rank, " of ", plan.stages,
                                                      " is rank ", communicator->rank(), " of a communicator of ",
-                                                     communicator->world_size(), " processes (one stage each)"));
+                                                     communicator->world_size(), " processes (one device each)"));
     }
     if (plan.data > 1) {
       TSR_ASSIGN_OR_RETURN(data, options.process_groups->ForAxes({"data"}));
@@ -669,7 +682,7 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
         "data replicas of a pipeline run one stage per process (a job of stages x data processes), not in one process");
   }
   TSR_ASSIGN_OR_RETURN(PipelineProgram program,
-                       SplitPipelineStages(*spec.graph, PipelineSplitOptions{.stages = plan.stages,
+                       SplitPipelineStages(*spec.graph, PipelineSplitOptions{.stages = plan.stages * plan.chunks,
                                                                              .cut_points = plan.cut_points,
                                                                              .fetches = spec.fetches,
                                                                              .targets = spec.targets}));
@@ -696,7 +709,8 @@ absl::StatusOr<std::unique_ptr<StepProgram>> MakePipelineStep(const PipelinePlan
       [&](const StepCompiler& compiler) -> absl::StatusOr<std::vector<std::unique_ptr<PipelineStageRunner>>> {
     std::vector<std::unique_ptr<PipelineStageRunner>> stages(program.stages.size());
     for (size_t s = 0; s < program.stages.size(); ++s) {
-      if (options.process_stage >= 0 && static_cast<int>(s) != options.process_stage) continue;  // another process's
+      if (options.pipe_rank >= 0 && static_cast<int>(s) % plan.stages != options.pipe_rank)
+        continue;  // another process's
       absl::StatusOr<std::unique_ptr<PipelineStageRunner>> stage =
           compiler
               ? CompilePipelineStage(program.stages[s], rows, compiler, options.threads_per_stage, spec.seed,

@@ -1,16 +1,17 @@
 // Pipeline parallelism: the model's layers cut into `stages` consecutive stages, each on
-// its own virtual device; a training step's batch is split into `microbatches`
-// micro-batches that flow through the stages in a schedule (GPipe or 1F1B,
-// partitioner/pipeline_schedule.h), their gradients accumulated, and each stage's
+// its own virtual device (or `stages` x `chunks` stages, stage c on device c mod stages,
+// under the interleaved schedule); a training step's batch is split into `microbatches`
+// micro-batches that flow through the stages in a schedule (GPipe, 1F1B or interleaved
+// 1F1B, partitioner/pipeline_schedule.h), their gradients accumulated, and each stage's
 // optimizer updates applied once at the end of the step — so the weights are those of
 // one device training on the global batch. Stages are balanced by forward FLOPs, or
 // start at the given cut points (partitioner/pipeline_stages.h).
 //
-// `PipelineStep` runs such a plan: in-process, one thread per stage, whose calls run
+// `PipelineStep` runs such a plan: in-process, one thread per device, whose calls run
 // compiled (a program per call and micro-batch size) or on an interpreter Session
 // (pipeline_stage_runner.h); activations and gradients are handed between stages per
 // micro-batch (a stage waits for what it needs, with a timeout naming the stage,
-// micro-batch and tensor) -- or one stage per process of a job, handed over by the
+// micro-batch and tensor) -- or one device per process of a job, handed over by the
 // job's communicator. It returns the fetches one device would: batch-major ones
 // concatenated over the micro-batches, scalar ones (the mean loss) weighted by the
 // micro-batches' shares.
@@ -44,9 +45,10 @@ struct PipelineStepOptions {
   // stage does not compile, the whole pipeline runs interpreted and its Summary says why.
   StepCompiler stage_compiler;
   absl::Duration timeout = absl::Minutes(5);  // how long a stage waits for another's tensor
-  // Several processes (`tessera launch`, mpirun; one stage per process): this process
-  // runs only stage `process_stage`. The communicator of `process_groups` over {"pipe"}
-  // (rank = stage) carries what the stages hand each other: each step posts its Recvs
+  // Several processes (`tessera launch`, mpirun; one pipeline device per process): this
+  // process is device `pipe_rank` and runs only its stages (stage pipe_rank, and with
+  // chunks every `stages`-th after it). The communicator of `process_groups` over {"pipe"}
+  // (rank = device) carries what the stages hand each other: each step posts its Recvs
   // first, in the order the other stages will Send (both sides follow the schedule), so
   // a stage never waits for a transfer it posted late; the fetches are broadcast from
   // the stage computing them and a Variable from the first stage holding it -- so every
@@ -57,7 +59,7 @@ struct PipelineStepOptions {
   // over it before the update, and the fetches combined (the mean loss summed from the
   // replicas' shares, batch-major ones gathered). -1: every stage runs in this process,
   // one thread each (one replica).
-  int process_stage = -1;
+  int pipe_rank = -1;
   std::shared_ptr<CollectiveGroups> process_groups;
 };
 

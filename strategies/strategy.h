@@ -20,14 +20,18 @@ namespace tsr {
 // A pipeline: the step cut into stages that run micro-batches in a schedule
 // (partitioner/pipeline_stages.h, pipeline_schedule.h) instead of SPMD programs.
 struct PipelinePlan {
-  int stages = 2;
+  int stages = 2;  // pipeline devices (the mesh's "pipe" axis)
   int microbatches = 4;
   PipelineScheduleKind schedule = PipelineScheduleKind::kOneForwardOneBackward;
-  std::vector<std::string> cut_points;  // empty: stages balanced by FLOPs
+  // Forward ops starting stages 1..(stages x chunks - 1); empty: balanced by FLOPs.
+  std::vector<std::string> cut_points;
   // Data-parallel replicas of the whole pipeline (a mesh {pipe, data}): each takes its
   // share of the batch, and the replicas of a stage all-reduce their gradients before the
-  // update. Only with one stage per process (a job of stages x data processes).
+  // update. Only with one pipeline device per process (a job of stages x data processes).
   int data = 1;
+  // Model chunks per device (interleaved schedule only): the model is cut into
+  // stages x chunks stages, stage c on device c mod stages.
+  int chunks = 1;
 };
 
 struct StrategyPlan {

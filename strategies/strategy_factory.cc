@@ -20,11 +20,11 @@ absl::StatusOr<std::shared_ptr<const Strategy>> MakeStrategy(const StrategySpec&
                      "' but one-device, mirrored, multi-worker, tensor-parallel, zero1, zero2, zero3, hybrid or "
                      "pipeline is required"));
   }
-  const bool pipelined =
-      spec.stages != 0 || spec.microbatches != 0 || !spec.schedule.empty() || !spec.cut_points.empty();
+  const bool pipelined = spec.stages != 0 || spec.microbatches != 0 || !spec.schedule.empty() || spec.chunks != 0 ||
+                         !spec.cut_points.empty();
   if (pipelined && name != "pipeline") {
     return absl::InvalidArgumentError(
-        "--stages, --microbatches, --pipeline-schedule and --cut-points go with --strategy pipeline");
+        "--stages, --microbatches, --pipeline-schedule, --chunks and --cut-points go with --strategy pipeline");
   }
   if (name == "pipeline") {
     PipelinePlan plan;
@@ -36,13 +36,24 @@ absl::StatusOr<std::shared_ptr<const Strategy>> MakeStrategy(const StrategySpec&
         return absl::InvalidArgumentError(absl::StrCat("--pipeline-schedule: ", schedule.status().message()));
       plan.schedule = *schedule;
     }
+    // Interleaving over one chunk would be 1F1B: two unless told.
+    if (spec.chunks != 0) {
+      plan.chunks = spec.chunks;
+    } else if (plan.schedule == PipelineScheduleKind::kInterleaved) {
+      plan.chunks = 2;
+    }
+    if (absl::Status chunks = CheckPipelineChunks(plan.schedule, plan.chunks); !chunks.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--chunks: ", chunks.message()));
+    }
     if (plan.stages < 1 || plan.stages > 64) return absl::InvalidArgumentError("--stages must be in [1, 64]");
     if (plan.microbatches < 1 || plan.microbatches > 4096) {
       return absl::InvalidArgumentError("--microbatches must be in [1, 4096]");
     }
-    if (!spec.cut_points.empty() && static_cast<int>(spec.cut_points.size()) != plan.stages - 1) {
-      return absl::InvalidArgumentError(absl::StrCat("--cut-points names ", spec.cut_points.size(),
-                                                     " ops but --stages ", plan.stages, " needs ", plan.stages - 1));
+    const int model_stages = plan.stages * plan.chunks;
+    if (!spec.cut_points.empty() && static_cast<int>(spec.cut_points.size()) != model_stages - 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--cut-points names ", spec.cut_points.size(), " ops but --stages ", plan.stages,
+                       plan.chunks > 1 ? absl::StrCat(" x --chunks ", plan.chunks) : "", " needs ", model_stages - 1));
     }
     plan.cut_points = spec.cut_points;
     if (spec.data < 1 || spec.data > 4096)

@@ -5,7 +5,8 @@
 //   tensor-parallel --devices N     TensorParallelStrategy(N)
 //   zero1|zero2|zero3 --devices N   ZeroStrategy(stage, N)
 //   hybrid --mesh data=D,model=M    HybridStrategy(D, M)
-//   pipeline --stages S --microbatches M [--pipeline-schedule gpipe|1f1b] [--cut-points A,B]
+//   pipeline --stages S --microbatches M [--pipeline-schedule gpipe|1f1b|interleaved]
+//            [--chunks V] [--cut-points A,B]
 //                                   PipelineStrategy
 #ifndef TESSERA_STRATEGIES_STRATEGY_FACTORY_H_
 #define TESSERA_STRATEGIES_STRATEGY_FACTORY_H_
@@ -26,7 +27,8 @@ struct StrategySpec {
   // pipeline
   int stages = 0;        // 0: not given (pipeline: 2)
   int microbatches = 0;  // 0: not given (pipeline: 4)
-  std::string schedule;  // "gpipe" or "1f1b" (default)
+  std::string schedule;  // "gpipe", "1f1b" (default) or "interleaved"
+  int chunks = 0;        // 0: not given (interleaved: 2, others: 1)
   std::vector<std::string> cut_points;
   int data = 1;  // data-parallel replicas of the pipeline (one stage per process)
 };

@@ -30,7 +30,7 @@ constexpr absl::string_view kUsage =
     "tessera compile MODEL -o OUT.tsrx [--batch N] [--threads N] [--dump-ir DIR] [--target-cpu CPU]\n"
     "                      [--target-features FEATURES] [--no-fusion] [--no-blocked-layout] [--seed N] [--quiet]\n"
     "       tessera compile MODEL --strategy NAME [--devices N | --mesh data=D,model=M |\n"
-    "                       --stages S --microbatches M --pipeline-schedule NAME] [--batch N] --explain";
+    "                       --stages S --microbatches M --pipeline-schedule NAME [--chunks V]] [--batch N] --explain";
 constexpr absl::string_view kDescription =
     "Compiles MODEL (a GraphDef: .pb or .tsrg binary, .pbtxt text; or an ONNX model, .onnx)\n"
     "ahead of time into a .tsrx executable, written atomically to OUT: the batch dimension\n"
@@ -51,7 +51,8 @@ constexpr absl::string_view kDescription =
     "program and, for every collective inserted, which tensor it moves, from which sharding\n"
     "to which, and for which consumer, and the bytes of Variables each device holds. With\n"
     "--strategy pipeline it prints the stages (ops, FLOPs, what each sends to which stage),\n"
-    "the schedule's bubble fraction and each stage's order of forward and backward tasks.";
+    "the schedule's bubble fraction and each stage's order of forward and backward tasks\n"
+    "(under --pipeline-schedule interleaved, each device's, the model stage after an '@').";
 
 }  // namespace
 
@@ -126,17 +127,27 @@ int RunCompile(const std::vector<std::string>& args, std::ostream& out, std::ost
     }
     if (plan->pipeline.has_value()) {
       // The stages, what each sends where, and each stage's order of tasks.
+      const PipelinePlan& pipeline = *plan->pipeline;
       PipelineSplitOptions options{
-          .stages = plan->pipeline->stages, .cut_points = plan->pipeline->cut_points, .targets = partition.targets};
+          .stages = pipeline.stages * pipeline.chunks, .cut_points = pipeline.cut_points, .targets = partition.targets};
       for (const SignatureEntry& e : graph->outputs()) options.fetches.push_back(e.name);
       absl::StatusOr<PipelineProgram> stages = SplitPipelineStages(*graph, options);
       if (!stages.ok()) return Failure(err, "compile", stages.status());
-      const int m = plan->pipeline->microbatches;
+      const int m = pipeline.microbatches;
+      const bool chunked = pipeline.chunks > 1;
       out << (*strategy)->name() << ": " << stages->Explain()
-          << absl::StrFormat("bubble fraction %.3f ((S - 1) / (M + S - 1))\n",
-                             PipelineBubbleFraction(plan->pipeline->stages, m));
-      const auto tasks = PipelineTasks(plan->pipeline->schedule, plan->pipeline->stages, m);
+          << absl::StrFormat(chunked ? "bubble fraction %.3f ((S - 1) / (V M + S - 1))\n"
+                                     : "bubble fraction %.3f ((S - 1) / (M + S - 1))\n",
+                             PipelineBubbleFraction(pipeline.stages, m, pipeline.chunks));
+      const auto tasks = PipelineTasks(pipeline.schedule, pipeline.stages, m, pipeline.chunks);
       for (size_t s = 0; s < tasks.size(); ++s) {
+        if (chunked) {
+          out << "device " << s << " (stages " << s;
+          for (int c = 1; c < pipeline.chunks; ++c) out << ", " << s + c * pipeline.stages;
+          out << ") runs " << TasksToString(tasks[s], /*with_stage=*/true) << " (at most "
+              << PeakMicrobatchesInFlight(tasks[s]) << " chunks' activations held)\n";
+          continue;
+        }
         out << "stage " << s << " runs " << TasksToString(tasks[s]) << " (at most "
             << PeakMicrobatchesInFlight(tasks[s]) << " micro-batches' activations held)\n";
       }

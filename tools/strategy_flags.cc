@@ -13,9 +13,13 @@ void AddPipelineFlags(FlagParser& flags, PipelineFlags* values) {
   flags.AddInt("microbatches", '\0', "M", &values->microbatches,
                "micro-batches per step of --strategy pipeline (default 4)");
   flags.AddString("pipeline-schedule", '\0', "NAME", &values->schedule,
-                  "schedule of --strategy pipeline: 1f1b (default) or gpipe");
+                  "schedule of --strategy pipeline: 1f1b (default), gpipe or interleaved (1F1B over model chunks)");
+  flags.AddInt("chunks", '\0', "V", &values->chunks,
+               "model chunks per pipeline stage of the interleaved schedule: the model is cut into S x V stages, "
+               "chunk c on stage c mod S (default 2)");
   flags.AddString("cut-points", '\0', "OPS", &values->cut_points,
-                  "forward ops starting pipeline stages 1..S-1, comma-separated (default: balanced by FLOPs)");
+                  "forward ops starting pipeline stages 1..S-1 (S x V - 1 ops with --chunks V), comma-separated "
+                  "(default: balanced by FLOPs)");
 }
 
 void ApplyPipelineFlags(const PipelineFlags& values, StrategySpec& spec) {
@@ -23,6 +27,7 @@ void ApplyPipelineFlags(const PipelineFlags& values, StrategySpec& spec) {
   spec.stages = static_cast<int>(std::clamp<int64_t>(values.stages, -1, 1 << 20));
   spec.microbatches = static_cast<int>(std::clamp<int64_t>(values.microbatches, -1, 1 << 20));
   spec.schedule = values.schedule;
+  spec.chunks = static_cast<int>(std::clamp<int64_t>(values.chunks, -1, 1 << 20));
   spec.cut_points.clear();
   if (!values.cut_points.empty()) {
     spec.cut_points = absl::StrSplit(values.cut_points, ',', absl::SkipEmpty());

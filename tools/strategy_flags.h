@@ -1,5 +1,5 @@
 // The pipeline flags `tessera train` and `tessera compile` share: --stages,
-// --microbatches, --pipeline-schedule and --cut-points, into a StrategySpec.
+// --microbatches, --pipeline-schedule, --chunks and --cut-points, into a StrategySpec.
 #ifndef TESSERA_TOOLS_STRATEGY_FLAGS_H_
 #define TESSERA_TOOLS_STRATEGY_FLAGS_H_
 
@@ -15,6 +15,7 @@ struct PipelineFlags {
   int64_t stages = 0;
   int64_t microbatches = 0;
   std::string schedule;
+  int64_t chunks = 0;
   std::string cut_points;  // comma-separated
 };
 

@@ -41,8 +41,8 @@ constexpr absl::string_view kUsage =
     "                     [--checkpoint-every N] [--keep N] [--no-resume] [--logdir DIR] [--save FILE]\n"
     "                     [--interpret] [--dump-ir DIR] [--strategy mirrored|tensor-parallel|zero1|zero2|zero3\n"
     "                      --devices N | multi-worker | hybrid --mesh data=D,model=M |\n"
-    "                      pipeline --stages S --microbatches M [--pipeline-schedule 1f1b|gpipe]\n"
-    "                      [--cut-points OPS]]";
+    "                      pipeline --stages S --microbatches M [--pipeline-schedule 1f1b|gpipe|interleaved]\n"
+    "                      [--chunks V] [--cut-points OPS]]";
 constexpr absl::string_view kDescription =
     "Trains a classifier on an MNIST-format dataset: DIR/{train,t10k}-{images-idx3,labels-idx1}-ubyte\n"
     "(.gz or not; default DIR: Fashion-MNIST from Debian's dataset-fashion-mnist). The model is\n"
@@ -79,6 +79,9 @@ constexpr absl::string_view kDescription =
     "(balanced by FLOPs, or at --cut-points), each on its own virtual device, and runs each\n"
     "batch as M micro-batches through them in the 1F1B or GPipe schedule, accumulating the\n"
     "gradients before one update; its summary line gives the schedule's bubble fraction.\n"
+    "--pipeline-schedule interleaved --chunks V cuts the model into S x V stages instead, stage\n"
+    "c on device c mod S, and runs 1F1B over them (Megatron-LM's interleaved schedule): each\n"
+    "micro-batch visits every device V times, the bubble shrinks V-fold.\n"
     "In a job of several processes each process runs one stage (--stages defaults to the\n"
     "process count) and sends its activations and gradients to the next and previous\n"
     "stage's process; with fewer stages than processes (4 processes, --stages 2) the\n"

@@ -384,6 +384,12 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     expect_out "pipeline(2 stages, 4 micro-batches, gpipe): 2 pipeline stages"
     expect_out "bubble fraction 0.200"
     expect_out "stage 1 runs F0 F1 F2 F3 B0 B1 B2 B3 (at most 4 micro-batches' activations held)"
+    # Interleaved: 2 devices x 2 chunks, each device's order over its stages.
+    run "$tessera" compile "$tmp/train.pb" --strategy pipeline --stages 2 --microbatches 4 --pipeline-schedule interleaved --batch 8 --explain
+    expect_code 0
+    expect_out "pipeline(2 stages, 2 chunks each, 4 micro-batches, interleaved): 4 pipeline stages"
+    expect_out "bubble fraction 0.111 ((S - 1) / (V M + S - 1))"
+    expect_out "device 1 (stages 1, 3) runs F0@1 F1@1 F0@3 B0@3 F1@3 B1@3 F2@1 B0@1 F3@1 B1@1 F2@3 B2@3 F3@3 B3@3 B2@1 B3@1 (at most 3 chunks' activations held)"
     # ZeRO shards optimizer state: a graph without an optimizer has none.
     run "$tessera" compile "$tmp/train.pb" --strategy zero3 --devices 2 --batch 8 --explain
     expect_code 1
@@ -465,9 +471,21 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --seed 3 -q --strategy pipeline --stages 2 --microbatches 4 --pipeline-schedule gpipe
     expect_code 0
     [[ ${out%%(*} == "${one_device%%(*}" ]] || fail "pipeline training ended elsewhere: '$out' vs '$one_device'"
+    run "$tessera" train mlp --epochs 1 --max-steps 40 --batch-size 32 --seed 3 -q --strategy pipeline --stages 2 --microbatches 4 --pipeline-schedule interleaved
+    expect_code 0
+    [[ ${out%%(*} == "${one_device%%(*}" ]] || fail "interleaved pipeline training ended elsewhere: '$out' vs '$one_device'"
     run "$tessera" train mlp --epochs 1 --max-steps 2 --batch-size 32 --strategy pipeline --stages 3 --microbatches 8
     expect_code 0
     expect_err "pipeline(3 stages, 8 micro-batches, 1f1b): bubble 20.0%"
+    run "$tessera" train mlp --epochs 1 --max-steps 2 --batch-size 32 --strategy pipeline --stages 2 --microbatches 4 --pipeline-schedule interleaved --chunks 3
+    expect_code 0
+    expect_err "pipeline(2 stages, 3 chunks each, 4 micro-batches, interleaved): bubble 7.7%"
+    run "$tessera" train mlp --strategy pipeline --stages 2 --chunks 2
+    expect_code 2
+    expect_err "--chunks: 2 model chunks per device need the interleaved schedule, not 1f1b"
+    run "$tessera" train mlp --strategy pipeline --stages 2 --pipeline-schedule interleaved --cut-points a,b
+    expect_code 2
+    expect_err "--cut-points names 2 ops but --stages 2 x --chunks 2 needs 3"
     # What the strategy cannot partition is an error (not one device's training).
     run "$tessera" train mlp --epochs 1 --max-steps 2 -q --strategy pipeline --stages 2 --cut-points no/such/op
     expect_code 1
@@ -477,7 +495,7 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     expect_err "--cut-points names 2 ops but --stages 2 needs 1"
     run "$tessera" train mlp --strategy mirrored --devices 2 --microbatches 4
     expect_code 2
-    expect_err "--stages, --microbatches, --pipeline-schedule and --cut-points go with --strategy pipeline"
+    expect_err "--stages, --microbatches, --pipeline-schedule, --chunks and --cut-points go with --strategy pipeline"
     # Not quiet: the steps run partitioned (no note that they fell back to one device).
     run "$tessera" train mlp --epochs 1 --max-steps 5 --batch-size 32 --seed 3 --strategy zero2 --devices 2
     expect_code 0

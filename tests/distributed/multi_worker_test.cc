@@ -116,7 +116,8 @@ class Differences {
 };
 
 // One worker of a pipeline over the job's processes ("pipeline-1f1b" or "pipeline-gpipe":
-// one stage per process, 4 micro-batches; "pipeline-data": 1F1B, two data-parallel replicas
+// one stage per process, 4 micro-batches; "pipeline-interleaved": two stages per process,
+// stage c on rank c mod world_size; "pipeline-data": 1F1B, two data-parallel replicas
 // of the pipeline, each on its half of the batch): every rank runs the step on the whole batch
 // and gets the loss and logits (broadcast by the last stage); at the end every rank reads
 // every Variable (broadcast by the stage holding it). Returns 0 when all equal one
@@ -130,11 +131,14 @@ int RunPipelineWorker(const WorldInfo& world, std::shared_ptr<Collectives> joine
 
   // "pipeline-data": two data replicas of a pipeline of world_size / 2 stages.
   const int data = strategy_name == "pipeline-data" ? 2 : 1;
+  const bool interleaved = strategy_name == "pipeline-interleaved";
   const PipelinePlan plan{.stages = world.world_size / data,
                           .microbatches = 4,
                           .schedule = strategy_name == "pipeline-gpipe" ? PipelineScheduleKind::kGPipe
+                                      : interleaved                     ? PipelineScheduleKind::kInterleaved
                                                                         : PipelineScheduleKind::kOneForwardOneBackward,
-                          .data = data};
+                          .data = data,
+                          .chunks = interleaved ? 2 : 1};
   std::vector<MeshAxisSize> mesh = {{"pipe", plan.stages}};
   if (data > 1) mesh.push_back({"data", data});
   absl::StatusOr<std::shared_ptr<CollectiveGroupTable>> groups =
@@ -153,7 +157,7 @@ int RunPipelineWorker(const WorldInfo& world, std::shared_ptr<Collectives> joine
     spec.variable_values[name] = *value;
   }
   absl::StatusOr<std::unique_ptr<StepProgram>> mine = MakePipelineStep(
-      plan, spec, {.timeout = absl::Seconds(60), .process_stage = world.rank / data, .process_groups = *groups});
+      plan, spec, {.timeout = absl::Seconds(60), .pipe_rank = world.rank / data, .process_groups = *groups});
   if (!mine.ok()) return Fail(mine.status().ToString());
 
   Differences differences(world);
@@ -293,9 +297,11 @@ TEST(MultiWorkerTest, MlpHybridOverFourMpiWorkersTrainsAsOneDevice) {
 }
 
 // Pipeline parallelism over processes: one stage per worker, activations and gradients
-// sent between them per micro-batch (Send/Recv), in the 1F1B and GPipe schedules.
+// sent between them per micro-batch (Send/Recv), in the 1F1B and GPipe schedules; two
+// stages per worker, each micro-batch crossing between them three times, in the
+// interleaved one.
 TEST(MultiWorkerTest, MlpPipelineOverTwoGlooWorkersTrainsAsOneDevice) {
-  for (const char* schedule : {"pipeline-1f1b", "pipeline-gpipe"}) {
+  for (const char* schedule : {"pipeline-1f1b", "pipeline-gpipe", "pipeline-interleaved"}) {
     SCOPED_TRACE(schedule);
     ExpectJobMatchesOneDevice(2, "gloo", "mlp", schedule);
   }
@@ -319,6 +325,11 @@ TEST(MultiWorkerTest, LeNetPipelineTimesDataOverFourMpiWorkersTrainsAsOneDevice)
 TEST(MultiWorkerTest, LeNetPipelineOverTwoMpiWorkersTrainsAsOneDevice) {
   if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed";
   ExpectJobMatchesOneDevice(2, "mpi", "lenet", "pipeline-1f1b");
+}
+
+TEST(MultiWorkerTest, LeNetInterleavedPipelineOverThreeMpiWorkersTrainsAsOneDevice) {
+  if (!HaveMpirun()) GTEST_SKIP() << "mpirun is not installed";
+  ExpectJobMatchesOneDevice(3, "mpi", "lenet", "pipeline-interleaved");
 }
 
 TEST(MultiWorkerTest, LeNetZero2OverTwoMpiWorkersTrainsAsOneDevice) {

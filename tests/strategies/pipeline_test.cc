@@ -1,8 +1,8 @@
 // Pipeline parallelism end to end: the MLP and the LeNet CNN trained 20 steps with
-// 2 stages x 4 micro-batches under GPipe and 1F1B (and 3 stages over uneven
-// micro-batches) give one device's losses and final weights on the same global batches
-// (1e-5 relative); 1F1B holds fewer micro-batches' activations than GPipe; a stage that
-// fails stops the others with its error instead of leaving them waiting.
+// 2 stages x 4 micro-batches under GPipe, 1F1B and interleaved 1F1B (2 chunks per
+// device), and 3 stages over uneven micro-batches, give one device's losses and final
+// weights on the same global batches (1e-5 relative); 1F1B holds fewer micro-batches' activations than GPipe; a stage
+// that fails stops the others with its error instead of leaving them waiting.
 #include "strategies/pipeline.h"
 
 #include <cmath>
@@ -136,6 +136,32 @@ TEST(PipelineTest, ClippingByGlobalNormUsesTheWholeBatchsGradients) {
   ExpectPipelineMatchesOneDevice(t, {2, 4, Kind::kOneForwardOneBackward, {}}, Shape{32, 784}, 0.001);
 }
 
+// Interleaved 1F1B: 2 devices x 2 chunks, the model cut into 4 stages (0 and 2 on device
+// 0, 1 and 3 on device 1), so each micro-batch's activations go 0 -> 1 -> 0 -> 1.
+TEST(PipelineTest, MlpInterleavedTwoDevicesTwoChunks) {
+  const TrainingGraph t = Mlp(OptimizerKind::kAdam);
+  const Outcome outcome = ExpectPipelineMatchesOneDevice(
+      t, {.stages = 2, .microbatches = 4, .schedule = Kind::kInterleaved, .chunks = 2}, Shape{64, 784}, 0.001);
+  EXPECT_EQ(outcome.peak_held_bytes.size(), 4u);  // by producing stage
+}
+
+TEST(PipelineTest, LeNetInterleavedTwoDevicesTwoChunks) {
+  ExpectPipelineMatchesOneDevice(LeNet(OptimizerKind::kMomentum),
+                                 {.stages = 2, .microbatches = 4, .schedule = Kind::kInterleaved, .chunks = 2},
+                                 Shape{16, 1, 28, 28}, 0.01);
+}
+
+// 3 devices x 2 chunks over 4 micro-batches (a group of 3 and a partial one) of 12 or 13
+// rows, and 2 x 3 chunks with more micro-batches than rows.
+TEST(PipelineTest, MlpInterleavedPartialGroupsAndMoreMicrobatchesThanRows) {
+  ExpectPipelineMatchesOneDevice(Mlp(OptimizerKind::kSgd),
+                                 {.stages = 3, .microbatches = 4, .schedule = Kind::kInterleaved, .chunks = 2},
+                                 Shape{50, 784}, 0.1);
+  ExpectPipelineMatchesOneDevice(Mlp(OptimizerKind::kMomentum),
+                                 {.stages = 2, .microbatches = 8, .schedule = Kind::kInterleaved, .chunks = 3},
+                                 Shape{3, 784}, 0.05);
+}
+
 // More micro-batches than rows: one row each.
 TEST(PipelineTest, MoreMicrobatchesThanRows) {
   ExpectPipelineMatchesOneDevice(Mlp(OptimizerKind::kMomentum), {2, 8, Kind::kGPipe, {}}, Shape{3, 784}, 0.05);
@@ -171,6 +197,16 @@ TEST(PipelineTest, StrategyPlanAndName) {
   EXPECT_EQ(plan->mesh.ToString(), "{pipe=2}");
   EXPECT_EQ(PipelineStrategy({0, 4, Kind::kGPipe, {}}).Plan(Mlp(OptimizerKind::kSgd).graph).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Interleaved: the mesh is the devices; chunks only with the interleaved schedule.
+  PipelineStrategy interleaved({.stages = 2, .microbatches = 4, .schedule = Kind::kInterleaved, .chunks = 3});
+  EXPECT_EQ(interleaved.name(), "pipeline(2 stages, 3 chunks each, 4 micro-batches, interleaved)");
+  absl::StatusOr<StrategyPlan> interleaved_plan = interleaved.Plan(Mlp(OptimizerKind::kSgd).graph);
+  ASSERT_TRUE(interleaved_plan.ok()) << interleaved_plan.status();
+  EXPECT_EQ(interleaved_plan->mesh.ToString(), "{pipe=2}");
+  absl::Status chunked_gpipe = PipelineStrategy({.stages = 2, .microbatches = 4, .schedule = Kind::kGPipe, .chunks = 2})
+                                   .Plan(Mlp(OptimizerKind::kSgd).graph)
+                                   .status();
+  EXPECT_EQ(chunked_gpipe.message(), "2 model chunks per device need the interleaved schedule, not gpipe");
   // Data-parallel replicas of the pipeline: a second mesh axis, run only across processes.
   PipelineStrategy replicated({2, 4, Kind::kOneForwardOneBackward, {}, 3});
   EXPECT_EQ(replicated.name(), "pipeline(2 stages, 3 data replicas, 4 micro-batches, 1f1b)");
