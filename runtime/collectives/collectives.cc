@@ -60,6 +60,7 @@ absl::Status CollectiveHandle::Wait() const {
     if (!done) s.progress(/*wait=*/true);
   }
   absl::MutexLock lock(&s.mu);
+  if (s.done) return s.status;  // the common case once progress ran
   auto done = [&s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) { return s.done; };
   if (!s.mu.AwaitWithDeadline(absl::Condition(&done), s.deadline) && s.on_deadline) {
     // on_deadline completes this handle (or finds it completed), which takes s.mu.

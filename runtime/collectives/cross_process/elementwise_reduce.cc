@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/elementwise_loops.h"
+
 namespace tsr {
 namespace {
 
@@ -97,6 +100,13 @@ void Divide(void* data, size_t n, int world_size) {
 void ReduceElementwise(DType dtype, ReduceOp op, void* dst, const void* a, const void* b, size_t n) {
   switch (dtype) {
     case DType::kF32:
+      if (op == ReduceOp::kSum || op == ReduceOp::kMean) {
+        // The f32 sum, the common case (gradients), runs the elementwise Add kernel's
+        // loop: AVX2 where the CPU has it, the same IEEE sums.
+        static const BinaryRowFn add = ElementwiseLoopsFor(ActiveCpuIsa()).add;
+        return add(static_cast<const float*>(a), 1, static_cast<const float*>(b), 1, static_cast<float*>(dst),
+                   static_cast<int64_t>(n));
+      }
       return CombineTyped<float>(op, dst, a, b, n);
     case DType::kF64:
       return CombineTyped<double>(op, dst, a, b, n);
