@@ -28,6 +28,7 @@ PayloadCut CutPayload(size_t descriptor_bytes, size_t payload_bytes) {
   // The rest starts 64-byte aligned (MPI's copies of it run at full speed).
   cut.first = std::min(payload_bytes, (kFrameBytes - descriptor_bytes) / 64 * 64);
   cut.rest = payload_bytes - cut.first;
+  cut.piece = cut.rest > kFramedRestBytes ? cut.rest : kFrameBytes;
   return cut;
 }
 
@@ -137,8 +138,8 @@ void DescriptorExchange::Post() {
       ++pending_sends_;
     };
     send(mine_.get(), descriptor_bytes + cut.first);
-    for (size_t offset = 0; offset < cut.rest; offset += kFrameBytes) {
-      send(data + cut.first + offset, std::min(kFrameBytes, cut.rest - offset));
+    for (size_t offset = 0; offset < cut.rest; offset += cut.piece) {
+      send(data + cut.first + offset, std::min(cut.piece, cut.rest - offset));
     }
   }
 }
@@ -163,11 +164,11 @@ absl::Status DescriptorExchange::TakeFirstFrame(int q) {
   }
   char* payload = payloads_[q].get();
   std::memcpy(payload, frame + descriptor_bytes, cut.first);
-  for (size_t offset = 0; offset < cut.rest; offset += kFrameBytes) {
+  for (size_t offset = 0; offset < cut.rest; offset += cut.piece) {
     requests_.push_back(MPI_REQUEST_NULL);
     parts_.push_back(Part::kPayload);
-    MPI_Irecv(payload + cut.first + offset, static_cast<int>(std::min(kFrameBytes, cut.rest - offset)), MPI_BYTE, q,
-              tag_, comm_, &requests_.back());
+    MPI_Irecv(payload + cut.first + offset, static_cast<int>(std::min(cut.piece, cut.rest - offset)), MPI_BYTE, q, tag_,
+              comm_, &requests_.back());
     ++pending_receives_;
   }
   return absl::OkStatus();

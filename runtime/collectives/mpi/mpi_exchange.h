@@ -14,7 +14,9 @@
 //
 // Messages are cut to stay within Open MPI's shared-memory eager size (kFrameBytes): the
 // first frame carries the descriptor (its encoded bytes only, ~100) and as much of the
-// tensor as fits, the rest follows in frames of that size.
+// tensor as fits, the rest follows in frames of that size -- or, when longer than
+// kFramedRestBytes, as one message that Open MPI moves with one copy between the
+// processes.
 #ifndef TESSERA_RUNTIME_COLLECTIVES_MPI_MPI_EXCHANGE_H_
 #define TESSERA_RUNTIME_COLLECTIVES_MPI_MPI_EXCHANGE_H_
 
@@ -35,12 +37,13 @@ namespace tsr {
 namespace mpi_internal {
 
 // The largest all-reduce that goes eagerly, in bytes one rank sends to all the others
-// ((world_size - 1) x the tensor's bytes). Up to it frames to every peer beat MPI's
-// all-reduce plus the descriptor round trip (32 KiB between two processes, five
-// alternations: eagerly 0.85-0.99 of MPI_Allreduce's rate, 0.76-0.86 with the round
-// trip and MPI's all-reduce); above it MPI's tuned algorithms win (128 KiB eagerly:
-// 0.62-0.71), reducing a share each instead of the whole tensor on every rank.
-inline constexpr size_t kEagerAllReduceBytes = size_t{32} << 10;
+// ((world_size - 1) x the tensor's bytes). Up to it the tensor behind the descriptor
+// beats the descriptor round trip plus MPI's all-reduce (two processes, three
+// alternations: 64 KiB 1.00-1.05 of MPI_Allreduce's rate eagerly against 0.88-0.91, 128
+// KiB 0.98-0.99 against 0.91-0.97); above it MPI's tuned algorithms win (eagerly 256 KiB
+// 0.91-0.92, 512 KiB 0.81-0.84 against 0.93-0.96), reducing a share each instead of the
+// whole tensor on every rank.
+inline constexpr size_t kEagerAllReduceBytes = size_t{128} << 10;
 
 // The bytes a collective so described sends behind its descriptor: the tensor of an
 // all-reduce small enough to go eagerly, 0 otherwise. A function of the descriptor
@@ -62,7 +65,13 @@ static_assert(kFrameBytes >= kDescriptorWireBytes + 64, "a frame holds any descr
 struct PayloadCut {
   size_t first = 0;
   size_t rest = 0;
+  size_t piece = kFrameBytes;  // the most bytes of the rest one message carries
 };
+
+// Up to this many bytes the rest of an eager tensor goes in frames of kFrameBytes, each
+// copied through the shared-memory queue; beyond, in one message, which Open MPI moves
+// by rendezvous with a single copy between the processes (as its own all-reduce does).
+inline constexpr size_t kFramedRestBytes = size_t{28} << 10;
 PayloadCut CutPayload(size_t descriptor_bytes, size_t payload_bytes);
 
 // Requests an abandoned exchange left in flight and the memory they use, kept until MPI

@@ -213,18 +213,27 @@ TEST_F(MpiCollectivesTest, UnwaitedEagerAllReduceFinishesBehindQueuedOnes) {
   EXPECT_EQ(small.data<float>()[0], static_cast<float>(world_));
 }
 
-// An eager all-reduce travels in frames of at most kFrameBytes: the first holds the
-// descriptor and the start of the tensor. Every cut (a tensor ending in the first frame,
-// exactly at a frame's end, one byte past it, the largest eager size) and a name long
-// enough to fill most of the first frame arrive whole; so does the same size through
-// MPI's all-reduce just above the eager limit.
+// An eager all-reduce travels in frames of at most kFrameBytes -- the first holds the
+// descriptor and the start of the tensor -- and its rest, beyond kFramedRestBytes, in one
+// message. Every cut (a tensor ending in the first frame, exactly at a frame's end, one
+// byte past it, rests on both sides of kFramedRestBytes, the largest eager size) and a
+// name long enough to fill most of the first frame arrive whole; so does the same size
+// through MPI's all-reduce just above the eager limit.
 TEST_F(MpiCollectivesTest, EagerFramesCarryEveryCutOfTheTensor) {
   const std::string long_name(900, 'n');
   const int64_t eager_floats = static_cast<int64_t>(mpi_internal::kEagerAllReduceBytes / 4 / (world_ - 1));
+  // Element counts, or (negative) byte counts: rests of kFramedRestBytes +- a first
+  // frame's share, in either dtype.
+  std::vector<int64_t> sizes = {
+      1, 960, 961, 992, 1984, 1985, eager_floats - 1, eager_floats, eager_floats + 1, eager_floats + 999};
+  for (size_t bytes = mpi_internal::kFramedRestBytes + 2560; bytes <= mpi_internal::kFramedRestBytes + 4480;
+       bytes += 320) {
+    sizes.push_back(-static_cast<int64_t>(bytes));
+  }
   for (const std::string& name : {std::string("g"), long_name}) {
-    for (int64_t n : {int64_t{1}, int64_t{960}, int64_t{961}, int64_t{992}, int64_t{1984}, int64_t{1985},
-                      eager_floats - 1, eager_floats, eager_floats + 1, eager_floats + 999}) {
+    for (int64_t size : sizes) {
       for (DType dtype : {DType::kF32, DType::kF64}) {
+        const int64_t n = size > 0 ? size : -size / static_cast<int64_t>(DTypeSize(dtype));
         SCOPED_TRACE(absl::StrCat("n=", n, " dtype=", DTypeName(dtype), " name of ", name.size()));
         Tensor t(dtype, Shape({n}));
         for (int64_t i = 0; i < n; ++i) {
