@@ -553,20 +553,24 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
     # Pipeline over 2 processes: one (compiled) stage each, activations and gradients sent
     # between them; every rank gets the loss from the last stage, and each stage's weights
     # from the stage holding them for the checkpoint at step 10, which a second job
-    # resumes from.
+    # resumes from -- under the interleaved schedule (two stages per process, the
+    # weights assigned to the stages holding them there).
     ckpt=$tmp/pipeline_ckpt
     run "$tessera" launch --nproc 2 -- "$tessera" train mlp --epochs 1 --max-steps 10 --batch-size 32 --seed 5 -q \
       --strategy pipeline --microbatches 4 --checkpoint-dir "$ckpt" --checkpoint-every 10
     expect_code 0
     [[ -f $ckpt/checkpoint ]] || fail "pipeline: rank 0 wrote no checkpoint in $ckpt"
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy pipeline --microbatches 4 \
-      --checkpoint-dir "$ckpt"
+      --pipeline-schedule interleaved --checkpoint-dir "$ckpt"
     expect_code 0
     [[ $out == "[rank 0] $one_device"* ]] || fail "pipeline: the resumed job ended elsewhere than one device: '$out'"
     # Two data-parallel replicas of a 2-stage pipeline over 4 processes.
     run "$tessera" launch --nproc 4 -- "$tessera" "${train[@]}" --strategy pipeline --stages 2
     expect_code 0
     [[ $out == "[rank 0] $one_device"* ]] || fail "pipeline x data: rank 0 ended elsewhere than one device: '$out'"
+    run "$tessera" launch --nproc 4 -- "$tessera" "${train[@]}" --strategy pipeline --stages 2 --pipeline-schedule interleaved
+    expect_code 0
+    [[ $out == "[rank 0] $one_device"* ]] || fail "interleaved pipeline x data: rank 0 ended elsewhere: '$out'"
     run "$tessera" launch --nproc 2 -- "$tessera" "${train[@]}" --strategy pipeline --stages 3
     expect_code 2
     expect_err "--stages 3 does not divide the job's 2 processes"
