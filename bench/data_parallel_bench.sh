@@ -8,6 +8,7 @@
 #   1 process, 2 virtual devices x 1 thread        --strategy mirrored --devices 2
 #   2 processes x 1 thread, one pipeline stage each --strategy pipeline (Gloo; and MPI)
 #   1 process, 2 pipeline stages x 1 thread         --strategy pipeline (threads)
+#   the same two pipelines under the interleaved schedule (2 chunks per stage)
 # each R times, interleaved; prints the medians and their ratios to the peer.
 #
 # usage: bench/data_parallel_bench.sh [--tessera PATH] [--model lenet|mlp] [--steps N]
@@ -25,7 +26,7 @@ while [[ $# -gt 0 ]]; do
     --steps) steps=$2; shift 2 ;;
     --batch-size) batch=$2; shift 2 ;;
     --repetitions) repetitions=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "data_parallel_bench: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -38,12 +39,16 @@ declare -A configs=(
   [mirrored_2x1]="${train[*]} --threads 1 --strategy mirrored --devices 2"
   [pipe_gloo_2x1]="$tessera launch --nproc 2 -- ${train[*]} --threads 1 --strategy pipeline"
   [pipe_threads_2x1]="${train[*]} --threads 1 --strategy pipeline --stages 2"
+  [ilv_gloo_2x1]="$tessera launch --nproc 2 -- ${train[*]} --threads 1 --strategy pipeline --pipeline-schedule interleaved"
+  [ilv_threads_2x1]="${train[*]} --threads 1 --strategy pipeline --stages 2 --pipeline-schedule interleaved"
 )
-order=(1x2 gloo_2x1 mirrored_2x1 pipe_gloo_2x1 pipe_threads_2x1)
+order=(1x2 gloo_2x1 mirrored_2x1 pipe_gloo_2x1 pipe_threads_2x1 ilv_gloo_2x1 ilv_threads_2x1)
 if command -v mpirun >/dev/null; then
   configs[mpi_2x1]="$tessera launch --nproc 2 --backend mpi -- ${train[*]} --threads 1 --strategy multi-worker"
   configs[pipe_mpi_2x1]="$tessera launch --nproc 2 --backend mpi -- ${train[*]} --threads 1 --strategy pipeline"
-  order=(1x2 gloo_2x1 mpi_2x1 mirrored_2x1 pipe_gloo_2x1 pipe_mpi_2x1 pipe_threads_2x1)
+  configs[ilv_mpi_2x1]="${configs[pipe_mpi_2x1]} --pipeline-schedule interleaved"
+  order=(1x2 gloo_2x1 mpi_2x1 mirrored_2x1 pipe_gloo_2x1 pipe_mpi_2x1 pipe_threads_2x1 ilv_gloo_2x1 ilv_mpi_2x1
+    ilv_threads_2x1)
 fi
 
 declare -A results
