@@ -395,11 +395,16 @@ class PipelineStep : public StepProgram {
   std::string Summary() const override {
     std::vector<std::string> flops;
     for (const PipelineStageProgram& stage : program_.stages) flops.push_back(absl::StrCat(stage.forward_flops));
-    const int shown = distributed() ? options_.pipe_rank : 0;
-    return absl::StrFormat(
-        "%s: bubble %.1f%%, forward FLOPs per example by stage %s; stage %d%s %s%s", PipelineStrategy(plan_).name(),
-        100.0 * PipelineBubbleFraction(plan_.stages, plan_.microbatches, plan_.chunks), absl::StrJoin(flops, " / "),
-        shown, distributed() ? " (this process)" : "", stages_[shown]->Summary(), compile_failure_);
+    // The first device's stages (this process's, across processes): one, or one per chunk.
+    const int device = distributed() ? options_.pipe_rank : 0;
+    std::vector<std::string> shown;
+    for (int s = device; s < static_cast<int>(stages_.size()); s += plan_.stages) {
+      shown.push_back(absl::StrCat("stage ", s, distributed() ? " (this process) " : " ", stages_[s]->Summary()));
+    }
+    return absl::StrFormat("%s: bubble %.1f%%, forward FLOPs per example by stage %s; %s%s",
+                           PipelineStrategy(plan_).name(),
+                           100.0 * PipelineBubbleFraction(plan_.stages, plan_.microbatches, plan_.chunks),
+                           absl::StrJoin(flops, " / "), absl::StrJoin(shown, "; "), compile_failure_);
   }
 
   const PipelineRunStats& stats() const { return stats_; }

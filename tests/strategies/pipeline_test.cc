@@ -64,7 +64,9 @@ Outcome ExpectPipelineMatchesOneDevice(const TrainingGraph& t, const PipelinePla
     absl::StatusOr<Tensor> want = (*one)->GetVariable(name);
     absl::StatusOr<Tensor> got = (*pipeline)->ReadVariable(name);
     EXPECT_TRUE(want.ok() && got.ok()) << name;
-    if (want.ok() && got.ok()) EXPECT_LE(RelativeError(*got, *want), 1e-5) << "variable " << name;
+    if (want.ok() && got.ok()) {
+      EXPECT_LE(RelativeError(*got, *want), 1e-5) << "variable " << name;
+    }
   }
   return outcome;
 }
