@@ -277,22 +277,58 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
         absl::StrCat(Where(call.descriptor, call.seq), ": the communicator is unusable since ", poison_));
   }
 
-  // Moves the inline call forward (collective `seq`, or whichever is inline when seq < 0):
-  // with `wait` to its end, otherwise one poll. Nothing when another call is inline. A
-  // poll of a call that moves its data with MPI's blocking collective hands the call to
-  // the worker instead (the poller does not mean to block).
+  // Moves inline call `seq` forward (the thread that waits for it or polls it): with
+  // `wait` to its end, otherwise one poll. Nothing when another call is inline. A poll
+  // never blocks: it returns at once when another thread is moving the call, and a poll of
+  // a call that moves its data with MPI's blocking collective hands the call to the worker
+  // instead. Nor does anyone wait behind the worker once it has taken the call over (see
+  // FinishInlineOnWorker): the handle completes when the worker or the watchdog completes
+  // it, and MPI's call may never return.
   void DriveInline(int64_t seq, bool wait) {
-    absl::MutexLock drive(&drive_mu_);
-    if (!inline_.has_value() || (seq >= 0 && inline_->call.seq != seq)) return;
+    if (wait) {
+      drive_mu_.Lock();
+    } else if (!drive_mu_.TryLock()) {
+      return;
+    }
+    if (!inline_.has_value() || inline_on_worker_ || inline_->call.seq != seq) {
+      drive_mu_.Unlock();
+      return;
+    }
     if (!wait && !inline_->exchange.eager()) {
+      drive_mu_.Unlock();
       absl::MutexLock lock(&mu_);
       handover_ = true;
       worker_wake_.Signal();
       return;
     }
     absl::StatusOr<bool> done = inline_->exchange.Progress(wait, &parked_);
-    if (done.ok() && !*done) return;
-    absl::Status status = done.ok() ? Finish(*inline_, /*on_worker=*/seq < 0) : Poison(done.status());
+    if (done.ok() && !*done) {
+      drive_mu_.Unlock();
+      return;
+    }
+    CompleteInline(done.ok() ? Finish(*inline_, /*on_worker=*/false) : Poison(done.status()));
+    drive_mu_.Unlock();
+  }
+
+  // The worker finishes the inline call that nobody waits for yet (it holds up what was
+  // queued behind it or the shutdown), or that a poll handed over. It moves the call
+  // without drive_mu_: its waiters and pollers see inline_on_worker_ and leave it alone.
+  void FinishInlineOnWorker() {
+    {
+      absl::MutexLock drive(&drive_mu_);
+      if (!inline_.has_value() || inline_on_worker_) return;  // finished meanwhile
+      inline_on_worker_ = true;
+    }
+    RunningCall& running = *inline_;
+    absl::StatusOr<bool> done = running.exchange.Progress(/*wait=*/true, &parked_);
+    absl::Status status = done.ok() ? Finish(running, /*on_worker=*/true) : Poison(done.status());
+    absl::MutexLock drive(&drive_mu_);
+    inline_on_worker_ = false;
+    CompleteInline(std::move(status));
+  }
+
+  // Ends the inline call, which completed with `status`.
+  void CompleteInline(absl::Status status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(drive_mu_) {
     const CollectiveHandle handle = *inline_->call.handle;
     inline_->exchange.End();  // before the next call may start it
     inline_.reset();
@@ -315,7 +351,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
           // shutdown), or was handed over by a poll: the worker finishes it.
           handover_ = false;
           mu_.Unlock();
-          DriveInline(/*seq=*/-1, /*wait=*/true);
+          FinishInlineOnWorker();
           mu_.Lock();
           continue;
         }
@@ -576,6 +612,8 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   // Serializes the threads that move the inline call forward; taken before mu_.
   absl::Mutex drive_mu_;
   std::optional<RunningCall> inline_ ABSL_GUARDED_BY(drive_mu_);
+  // The worker moves the inline call (FinishInlineOnWorker), without drive_mu_.
+  bool inline_on_worker_ ABSL_GUARDED_BY(drive_mu_) = false;
   // The watchdog gave up on the watched call, which has not returned.
   bool stuck_ ABSL_GUARDED_BY(mu_) = false;
   // The watchdog waits for a call to move data (watched_ is null).

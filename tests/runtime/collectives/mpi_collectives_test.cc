@@ -382,6 +382,164 @@ TEST(MpiCollectivesLargeTest, AllReduceInPlace) {
   EXPECT_EQ(t.data<double>()[1], 0.0);
 }
 
+// A rank that stalls in the data movement of a collective, after every rank's descriptor
+// arrived (as a rank that hangs or dies inside MPI's all-reduce would). The last rank
+// plays the protocol by hand: it duplicates the world as MpiCollectives::Create does,
+// joins the descriptor exchange of collective 0 with the same descriptor, then holds back
+// from MPI's all-reduce for a while before it comes.
+class MpiDataMovementStallTest : public testing::Test {
+ public:
+  static constexpr absl::Duration kTimeout = absl::Seconds(2);
+  // How long the silent rank holds back: well past the others' timeout.
+  static constexpr absl::Duration kHoldBack = absl::Seconds(6);
+
+ protected:
+  void SetUp() override {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &world_);
+    silent_ = world_ - 1;
+  }
+  void TearDown() override { MPI_Barrier(MPI_COMM_WORLD); }
+
+  // The silent rank's side of all_reduce `name` of `grad` (seq 0 of a fresh communicator).
+  void StallThenJoin(Tensor& grad, absl::string_view name) {
+    MPI_Comm collectives = MPI_COMM_NULL;
+    MPI_Comm p2p = MPI_COMM_NULL;
+    ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &collectives), MPI_SUCCESS);
+    ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &p2p), MPI_SUCCESS);
+    int* tag_ub = nullptr;
+    int found = 0;
+    MPI_Comm_get_attr(collectives, MPI_TAG_UB, &tag_ub, &found);
+    ASSERT_TRUE(found && tag_ub != nullptr);
+    {
+      mpi_internal::DescriptorExchange exchange(collectives, rank_, world_, /*notice_tag=*/*tag_ub);
+      ASSERT_EQ(mpi_internal::EagerPayloadBytes(
+                    MakeDescriptor(CollectiveKind::kAllReduce, name, grad.type(), {}, ReduceOp::kSum), world_),
+                0u)
+          << "the tensor should be moved by MPI's all-reduce, not eagerly";
+      exchange.Start(/*tag=*/0, /*seq=*/0,
+                     MakeDescriptor(CollectiveKind::kAllReduce, name, grad.type(), {}, ReduceOp::kSum), grad,
+                     kTimeout);
+      exchange.Post();
+      std::vector<mpi_internal::ParkedRequests> parked;
+      absl::StatusOr<bool> done = exchange.Progress(/*wait=*/true, &parked);
+      ASSERT_TRUE(done.ok()) << done.status();
+      ASSERT_TRUE(*done);
+      exchange.End();
+      absl::SleepFor(kHoldBack);
+      ASSERT_EQ(MPI_Allreduce(MPI_IN_PLACE, grad.raw_data(), static_cast<int>(grad.num_elements()), MPI_FLOAT,
+                              MPI_SUM, collectives),
+                MPI_SUCCESS);
+      exchange.CancelNoticeReceives();
+    }
+    MPI_Comm_free(&p2p);
+    MPI_Comm_free(&collectives);
+  }
+
+  int rank_ = 0;
+  int world_ = 1;
+  int silent_ = 0;
+};
+
+// The others' side: `wait_for` issues all_reduce 'grad/w1' as seq 0 (and
+// perhaps more collectives) and waits for it in its own way, returning its status. At
+// the timeout the watchdog fails it, naming the collective and the waiting rank, and
+// poisons the communicator; the waiting thread sees that at once, not when MPI returns
+// (a rank that died never comes). The communicator then shuts down cleanly once the
+// silent rank has come.
+void ExpectStallReported(int rank,
+                         const std::function<absl::Status(Collectives&)>& wait_for) {
+  CollectivesOptions options;
+  options.timeout = MpiDataMovementStallTest::kTimeout;
+  absl::StatusOr<std::unique_ptr<MpiCollectives>> comm = MpiCollectives::Create(options);
+  ASSERT_TRUE(comm.ok()) << comm.status();
+  const absl::Time start = absl::Now();
+  absl::Status status = wait_for(**comm);
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_GE(took, MpiDataMovementStallTest::kTimeout - absl::Milliseconds(100));
+  EXPECT_LT(took, MpiDataMovementStallTest::kHoldBack - absl::Seconds(2)) << "the wait lasted until MPI returned";
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(status.message(),
+              HasSubstr(absl::StrCat("all_reduce 'grad/w1' (seq 0): rank ", rank,
+                                     " waited 2s for the data movement after every rank had arrived")));
+  EXPECT_TRUE((*comm)->poisoned());
+  const absl::Time before = absl::Now();
+  absl::Status after = (*comm)->Barrier("after").Wait();
+  EXPECT_LT(absl::Now() - before, absl::Seconds(1));
+  EXPECT_EQ(after.code(), absl::StatusCode::kFailedPrecondition) << after;
+  EXPECT_THAT(after.message(), HasSubstr("the communicator is unusable since all_reduce 'grad/w1' (seq 0)"));
+  // The silent rank comes about kHoldBack after the start; the communicator's shutdown
+  // waits a timeout at most for MPI's all-reduce to return, which it then does. (One
+  // left behind would fail the job at MPI_Finalize, in main.)
+  absl::SleepFor(MpiDataMovementStallTest::kHoldBack - (absl::Now() - start));
+  comm->reset();
+}
+
+// The all-reduce is polled (Done): the poll hands it to the communicator's thread, which
+// sits in MPI's all-reduce; later polls and the Wait return at once once it failed.
+TEST_F(MpiDataMovementStallTest, PolledCollectiveFailsAtTheTimeoutAndPoisons) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  Tensor grad(DType::kF32, Shape({int64_t{1} << 18}));  // 1 MiB: moved by MPI's all-reduce
+  if (rank_ == silent_) {
+    StallThenJoin(grad, "grad/w1");
+    return;
+  }
+  ExpectStallReported(rank_, [&](Collectives& comm) {
+    CollectiveHandle handle = comm.AllReduce(grad, ReduceOp::kSum, "grad/w1");
+    while (!handle.Done()) absl::SleepFor(absl::Milliseconds(5));
+    return handle.Wait();
+  });
+}
+
+// Collectives issued in a row, as gradient all-reduces overlapping the backward pass are:
+// the second one queued makes the communicator's thread take the first over; the wait for
+// the first fails at the timeout (it used to wait until MPI returned), the second fails
+// as poisoned.
+TEST_F(MpiDataMovementStallTest, WaitBehindQueuedCollectiveFailsAtTheTimeout) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  Tensor grad(DType::kF32, Shape({int64_t{1} << 18}));
+  if (rank_ == silent_) {
+    StallThenJoin(grad, "grad/w1");
+    return;
+  }
+  Tensor bias(DType::kF32, Shape({16}));
+  absl::Status second;
+  ExpectStallReported(rank_, [&](Collectives& comm) {
+    CollectiveHandle first = comm.AllReduce(grad, ReduceOp::kSum, "grad/w1");
+    CollectiveHandle queued = comm.AllReduce(bias, ReduceOp::kSum, "grad/b1");
+    // The worker takes the first over at once; a wait that came before it would move the
+    // first itself, inside MPI, and the watchdog would end the job (the test above).
+    absl::SleepFor(absl::Milliseconds(300));
+    absl::Status status = first.Wait();
+    second = queued.Wait();
+    return status;
+  });
+  EXPECT_EQ(second.code(), absl::StatusCode::kFailedPrecondition) << second;
+  EXPECT_THAT(second.message(), HasSubstr("all_reduce 'grad/b1' (seq 1): the communicator is unusable since "
+                                          "all_reduce 'grad/w1' (seq 0)"));
+}
+
+// Run alone, by the tests ..._stall_aborts (tests/CMakeLists.txt, tests/BUILD.bazel): the
+// others wait for their all-reduce at once, so the thread inside MPI's all-reduce is the one
+// that waits and would never see its handle fail. At the timeout the watchdog ends the
+// job (MPI_Abort), saying which collective and which rank, as PyTorch's NCCL watchdog
+// does; those tests expect that message and a failed job.
+TEST_F(MpiDataMovementStallTest, DISABLED_WaiterInsideMpiEndsTheJob) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  Tensor grad(DType::kF32, Shape({int64_t{1} << 18}));
+  if (rank_ == silent_) {
+    StallThenJoin(grad, "grad/w1");
+    ADD_FAILURE() << "the job should have ended while this rank held back";
+    return;
+  }
+  CollectivesOptions options;
+  options.timeout = kTimeout;
+  absl::StatusOr<std::unique_ptr<MpiCollectives>> comm = MpiCollectives::Create(options);
+  ASSERT_TRUE(comm.ok()) << comm.status();
+  absl::Status status = (*comm)->AllReduce(grad, ReduceOp::kSum, "grad/w1").Wait();
+  ADD_FAILURE() << "the wait returned: " << status;
+}
+
 }  // namespace
 }  // namespace tsr
 
