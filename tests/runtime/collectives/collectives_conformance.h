@@ -224,6 +224,16 @@ class CollectivesConformanceTest : public testing::TestWithParam<ConformancePara
     return statuses;
   }
 
+  // fn's collective after two barriers (so it is seq 2) on every local rank: the statuses.
+  std::vector<absl::Status> AfterTwoBarriers(const std::function<CollectiveHandle(Collectives&)>& issue) {
+    return OnEveryRank([&](Collectives& coll) {
+      absl::Status status = coll.Barrier("a").Wait();
+      status.Update(coll.Barrier("b").Wait());
+      if (!status.ok()) return status;
+      return issue(coll).Wait();
+    });
+  }
+
   void ExpectAllOk(const std::vector<absl::Status>& statuses, const std::string& what) {
     for (int r : local_ranks()) EXPECT_TRUE(statuses[r].ok()) << what << " rank " << r << ": " << statuses[r];
   }
@@ -579,20 +589,122 @@ TEST_P(CollectivesConformanceTest, PolledOpsFinishWithoutWait) {
   }
 }
 
-// Every rank gets the same error naming both sides when ranks disagree.
-TEST_P(CollectivesConformanceTest, ShapeMismatchFailsOnEveryRank) {
+// ---- Mismatches: every rank gets the same error, naming the collective, its sequence
+// number and both sides; nothing moves and the communicator stays usable. ----
+
+// Expects `status` of local rank `r` to be InvalidArgument with `message` in it.
+inline void ExpectMismatch(const absl::Status& status, int r, const std::string& message) {
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << "rank " << r << ": " << status;
+  EXPECT_NE(status.message().find(message), absl::string_view::npos)
+      << "rank " << r << ": " << status << "\n  expected to contain: " << message;
+}
+
+TEST_P(CollectivesConformanceTest, ShapeMismatchNamesBothSidesOnEveryRank) {
   if (world() < 2) GTEST_SKIP() << "needs two ranks";
   std::vector<Tensor> tensors;
   for (int r = 0; r < world(); ++r) tensors.emplace_back(DType::kF32, Shape({r == 1 ? 10 : 12}));
-  std::vector<absl::Status> statuses = OnEveryRank(
-      [&](Collectives& coll) { return coll.AllReduce(tensors[coll.rank()], ReduceOp::kSum, "grad/w1").Wait(); });
+  const std::vector<absl::Status> statuses = AfterTwoBarriers(
+      [&](Collectives& coll) { return coll.AllReduce(tensors[coll.rank()], ReduceOp::kSum, "grad/w1"); });
   for (int r : local_ranks()) {
-    EXPECT_EQ(statuses[r].code(), absl::StatusCode::kInvalidArgument) << "rank " << r << ": " << statuses[r];
-    EXPECT_NE(statuses[r].message().find("f32[10]"), absl::string_view::npos) << statuses[r];
-    EXPECT_NE(statuses[r].message().find("f32[12]"), absl::string_view::npos) << statuses[r];
-    EXPECT_NE(statuses[r].message().find("grad/w1"), absl::string_view::npos) << statuses[r];
+    ExpectMismatch(statuses[r], r, "all_reduce 'grad/w1' (seq 2): rank 1 passed f32[10] but rank 0 passed f32[12]");
   }
-  // The communicator stays usable: the next collective works.
+  ExpectAllOk(OnEveryRank([&](Collectives& coll) { return coll.Barrier("after").Wait(); }), "barrier after mismatch");
+}
+
+TEST_P(CollectivesConformanceTest, OpMismatchNamesBothSidesOnEveryRank) {
+  if (world() < 2) GTEST_SKIP() << "needs two ranks";
+  std::vector<Tensor> in, gathered;
+  for (int r = 0; r < world(); ++r) {
+    in.emplace_back(DType::kF32, Shape({10}));
+    gathered.emplace_back(DType::kF32, Shape({10 * world()}));
+  }
+  const std::vector<absl::Status> statuses = AfterTwoBarriers([&](Collectives& coll) {
+    const int r = coll.rank();
+    return r == 0 ? coll.AllReduce(in[r], ReduceOp::kSum, "grad/w1") : coll.AllGather(in[r], gathered[r], "grad/w1");
+  });
+  for (int r : local_ranks()) {
+    ExpectMismatch(statuses[r], r,
+                   absl::StrCat("collective seq 2 differs across ranks: rank 1 issued all_gather 'grad/w1' f32[10] -> "
+                                "f32[",
+                                10 * world(), "] but rank 0 issued all_reduce(sum) 'grad/w1' f32[10]"));
+  }
+  ExpectAllOk(OnEveryRank([&](Collectives& coll) { return coll.Barrier("after").Wait(); }), "barrier after mismatch");
+}
+
+TEST_P(CollectivesConformanceTest, NameReduceOpAndDTypeMismatchesFailOnEveryRank) {
+  if (world() < 2) GTEST_SKIP() << "needs two ranks";
+  const int odd_rank = world() - 1;
+  struct Case {
+    std::string odd_name;
+    ReduceOp odd_op;
+    DType odd_dtype;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"grad/w2", ReduceOp::kSum, DType::kF32, absl::StrCat("rank ", odd_rank, " issued all_reduce(sum) 'grad/w2'")},
+      {"grad/w1", ReduceOp::kMax, DType::kF32, absl::StrCat("rank ", odd_rank, " issued all_reduce(max) 'grad/w1'")},
+      {"grad/w1", ReduceOp::kSum, DType::kI32,
+       absl::StrCat("rank ", odd_rank, " passed i32[4] but rank 0 passed f32[4]")},
+  };
+  for (const Case& c : cases) {
+    std::vector<Tensor> tensors;
+    for (int r = 0; r < world(); ++r) tensors.emplace_back(r == odd_rank ? c.odd_dtype : DType::kF32, Shape({4}));
+    const std::vector<absl::Status> statuses = OnEveryRank([&](Collectives& coll) {
+      const bool odd = coll.rank() == odd_rank;
+      return coll.AllReduce(tensors[coll.rank()], odd ? c.odd_op : ReduceOp::kSum, odd ? c.odd_name : "grad/w1")
+          .Wait();
+    });
+    for (int r : local_ranks()) ExpectMismatch(statuses[r], r, c.expected);
+  }
+}
+
+TEST_P(CollectivesConformanceTest, WrongOutputShapeAndUnreducibleDTypeFailOnEveryRank) {
+  if (world() < 2) GTEST_SKIP() << "needs two ranks";
+  Tensor in(DType::kF32, Shape({3, 2}));
+  std::vector<Tensor> out, halves;
+  for (int r = 0; r < world(); ++r) {
+    out.emplace_back(DType::kF32, Shape({r == 1 ? 3 * world() - 1 : 3 * world(), 2}));
+    halves.emplace_back(DType::kF16, Shape({4}));
+  }
+  std::vector<absl::Status> statuses =
+      OnEveryRank([&](Collectives& coll) { return coll.AllGather(in, out[coll.rank()], "acts").Wait(); });
+  for (int r : local_ranks()) {
+    ExpectMismatch(statuses[r], r,
+                   absl::StrCat("all_gather 'acts' (seq 0): rank 1's output is f32[", 3 * world() - 1, ",2] but f32[",
+                                3 * world(), ",2] is needed"));
+  }
+  statuses = OnEveryRank(
+      [&](Collectives& coll) { return coll.AllReduce(halves[coll.rank()], ReduceOp::kSum, "h").Wait(); });
+  for (int r : local_ranks()) ExpectMismatch(statuses[r], r, "all_reduce 'h' (seq 1): dtype f16 cannot be reduced");
+}
+
+// Rank 0 sends f32[4] where rank 1 receives f32[5]: both sides fail alike, the pair's
+// next transfer is matched correctly, and a send to a rank outside the world is refused.
+TEST_P(CollectivesConformanceTest, SendRecvMismatchAndBadPeerFail) {
+  if (world() < 2) GTEST_SKIP() << "needs two ranks";
+  const std::string expected =
+      "send/recv rank 0 -> rank 1 (seq 0): rank 0 sends 'x' f32[4] but rank 1 receives 'x' f32[5]";
+  std::vector<Tensor> next(world());
+  const std::vector<absl::Status> statuses = OnEveryRank([&](Collectives& coll) -> absl::Status {
+    const int r = coll.rank();
+    if (r > 1) return absl::OkStatus();
+    Tensor t(DType::kF32, Shape({r == 0 ? 4 : 5}));
+    absl::Status status = r == 0 ? coll.Send(t, 1, "x").Wait() : coll.Recv(t, 0, "x").Wait();
+    next[r] = Tensor::FromVector<int32_t>(Shape({3}), {r, 7, 9});
+    absl::Status next_status = r == 0 ? coll.Send(next[r], 1, "next").Wait() : coll.Recv(next[r], 0, "next").Wait();
+    EXPECT_TRUE(next_status.ok()) << "rank " << r << ": " << next_status;
+    if (r == 0) {
+      EXPECT_EQ(coll.Send(t, world(), "x").Wait().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_EQ(coll.Send(t, -1, "x").Wait().code(), absl::StatusCode::kInvalidArgument);
+    }
+    return status;
+  });
+  for (int r : local_ranks()) {
+    if (r > 1) continue;
+    EXPECT_EQ(statuses[r].code(), absl::StatusCode::kInvalidArgument) << "rank " << r << ": " << statuses[r];
+    EXPECT_EQ(statuses[r].message(), expected) << "rank " << r;
+    EXPECT_EQ(next[r].data<int32_t>()[0], 0) << "rank " << r;
+  }
   ExpectAllOk(OnEveryRank([&](Collectives& coll) { return coll.Barrier("after").Wait(); }), "barrier after mismatch");
 }
 

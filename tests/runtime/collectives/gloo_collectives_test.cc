@@ -4,9 +4,9 @@
 // TESSERA_RANK and TESSERA_WORLD_SIZE (the launch contract, runtime/launch/world_info.h)
 // and TESSERA_GLOO_TEST_STORE, a fresh directory for the FileKeyValueStore through which
 // its communicators rendezvous, and fails if any copy fails (the others of that world
-// are then stopped). Each copy runs the conformance suite at its world size, then the
-// error reporting: rendezvous and collective timeouts naming the missing ranks,
-// mismatches reported alike on every rank, send/recv mismatches and timeouts. Ranks that
+// are then stopped). Each copy runs the conformance suite at its world size (mismatched
+// collectives reported alike on every rank included), then Gloo's own error reporting:
+// rendezvous and collective timeouts naming the missing ranks, send/recv timeouts. Ranks that
 // act differently in a test meet at a barrier in the store afterwards.
 #include "runtime/collectives/gloo/gloo_collectives.h"
 
@@ -104,14 +104,6 @@ class GlooCollectivesTest : public testing::Test {
   // Ranks that acted differently meet here before the next test.
   void TearDown() override { StoreBarrier("teardown"); }
 
-  // Two barriers first, so that the collective `issue` makes is seq 2.
-  absl::Status AfterTwoBarriers(const std::function<CollectiveHandle(Collectives&)>& issue) {
-    absl::Status status = comm_->Barrier("a").Wait();
-    status.Update(comm_->Barrier("b").Wait());
-    if (!status.ok()) return status;
-    return issue(*comm_).Wait();
-  }
-
   std::unique_ptr<GlooCollectives> comm_;
   int rank_ = 0;
   int world_ = 1;
@@ -198,68 +190,6 @@ TEST_F(GlooTimeoutTest, TimeoutNamesEveryMissingRank) {
                                                        " of ", world_, " did not arrive")));
 }
 
-TEST_F(GlooCollectivesTest, ShapeMismatchNamesBothSidesOnEveryRank) {
-  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  Tensor t(DType::kF32, Shape({rank_ == 1 ? 10 : 12}));
-  absl::Status s = AfterTwoBarriers([&](Collectives& c) { return c.AllReduce(t, ReduceOp::kSum, "grad/w1"); });
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_EQ(s.message(), "all_reduce 'grad/w1' (seq 2): rank 1 passed f32[10] but rank 0 passed f32[12]");
-  // A mismatch moves no data and leaves the communicator usable.
-  EXPECT_FALSE(comm_->poisoned());
-  EXPECT_TRUE(comm_->Barrier("after").Wait().ok());
-}
-
-TEST_F(GlooCollectivesTest, OpMismatchNamesBothSidesOnEveryRank) {
-  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  Tensor in(DType::kF32, Shape({10}));
-  Tensor gathered(DType::kF32, Shape({10 * world_}));
-  absl::Status s = AfterTwoBarriers([&](Collectives& c) {
-    return rank_ == 0 ? c.AllReduce(in, ReduceOp::kSum, "grad/w1") : c.AllGather(in, gathered, "grad/w1");
-  });
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_EQ(s.message(), absl::StrCat("collective seq 2 differs across ranks: rank 1 issued all_gather 'grad/w1' "
-                                      "f32[10] -> f32[",
-                                      10 * world_, "] but rank 0 issued all_reduce(sum) 'grad/w1' f32[10]"));
-}
-
-TEST_F(GlooCollectivesTest, NameReduceOpAndDTypeMismatchesFailOnEveryRank) {
-  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  const int odd_rank = world_ - 1;
-  struct Case {
-    std::string odd_name;
-    ReduceOp odd_op;
-    DType odd_dtype;
-    std::string expected;
-  };
-  const std::vector<Case> cases = {
-      {"grad/w2", ReduceOp::kSum, DType::kF32, absl::StrCat("rank ", odd_rank, " issued all_reduce(sum) 'grad/w2'")},
-      {"grad/w1", ReduceOp::kMax, DType::kF32, absl::StrCat("rank ", odd_rank, " issued all_reduce(max) 'grad/w1'")},
-      {"grad/w1", ReduceOp::kSum, DType::kI32,
-       absl::StrCat("rank ", odd_rank, " passed i32[4] but rank 0 passed f32[4]")},
-  };
-  for (const Case& c : cases) {
-    const bool odd = rank_ == odd_rank;
-    Tensor t(odd ? c.odd_dtype : DType::kF32, Shape({4}));
-    absl::Status s = comm_->AllReduce(t, odd ? c.odd_op : ReduceOp::kSum, odd ? c.odd_name : "grad/w1").Wait();
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    EXPECT_THAT(s.message(), HasSubstr(c.expected));
-  }
-}
-
-TEST_F(GlooCollectivesTest, WrongOutputShapeAndUnreducibleDTypeFailOnEveryRank) {
-  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  Tensor in(DType::kF32, Shape({3, 2}));
-  Tensor out(DType::kF32, Shape({rank_ == 1 ? 3 * world_ - 1 : 3 * world_, 2}));
-  absl::Status s = comm_->AllGather(in, out, "acts").Wait();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("all_gather 'acts' (seq 0): rank 1's output is f32[", 3 * world_ - 1,
-                                                  ",2] but f32[", 3 * world_, ",2] is needed")));
-  Tensor half(DType::kF16, Shape({4}));
-  s = comm_->AllReduce(half, ReduceOp::kSum, "h").Wait();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_THAT(s.message(), HasSubstr("all_reduce 'h' (seq 1): dtype f16 cannot be reduced"));
-}
-
 // Rank 0 posts a receive that rank 1 never matches: it times out naming rank 1, and (a
 // Gloo timeout closes every connection) poisons rank 0's communicator.
 TEST_F(GlooTimeoutTest, UnmatchedRecvTimesOutAndPoisons) {
@@ -275,32 +205,6 @@ TEST_F(GlooTimeoutTest, UnmatchedRecvTimesOutAndPoisons) {
   EXPECT_EQ(send.code(), absl::StatusCode::kFailedPrecondition) << send;
   EXPECT_THAT(send.message(), HasSubstr("send 'y' rank 0 -> rank 1 (seq 0): the communicator is unusable since "
                                         "recv 'x'"));
-}
-
-TEST_F(GlooCollectivesTest, SendRecvMismatchAndBadPeerFail) {
-  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  const std::string expected =
-      "send/recv rank 0 -> rank 1 (seq 0): rank 0 sends 'x' f32[4] but rank 1 receives 'x' f32[5]";
-  if (rank_ == 0) {
-    Tensor a(DType::kF32, Shape({4}));
-    absl::Status send = comm_->Send(a, 1, "x").Wait();
-    EXPECT_EQ(send.code(), absl::StatusCode::kInvalidArgument) << send;
-    EXPECT_EQ(send.message(), expected);
-    EXPECT_EQ(comm_->Send(a, world_, "x").Wait().code(), absl::StatusCode::kInvalidArgument);
-  } else if (rank_ == 1) {
-    Tensor b(DType::kF32, Shape({5}));
-    absl::Status recv = comm_->Recv(b, 0, "x").Wait();
-    EXPECT_EQ(recv.code(), absl::StatusCode::kInvalidArgument) << recv;
-    EXPECT_EQ(recv.message(), expected);
-  }
-  // The pair's next transfer is matched correctly.
-  if (rank_ <= 1) {
-    Tensor v = Tensor::FromVector<int32_t>(Shape({3}), {rank_, 7, 9});
-    absl::Status s = rank_ == 0 ? comm_->Send(v, 1, "next").Wait() : comm_->Recv(v, 0, "next").Wait();
-    EXPECT_TRUE(s.ok()) << s;
-    EXPECT_EQ(v.data<int32_t>()[0], 0);
-  }
-  EXPECT_FALSE(comm_->poisoned());
 }
 
 // A pending Recv completes (cancelled) when its communicator goes away.

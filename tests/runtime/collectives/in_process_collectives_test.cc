@@ -1,5 +1,6 @@
-// Tests of the in-process collectives backend: the conformance suite, then its error
-// reporting — a missing rank times out, mismatched collectives fail on every rank.
+// Tests of the in-process collectives backend: the conformance suite (mismatched
+// collectives included), then its own error reporting — a missing rank times out naming
+// it, unmatched sends and receives time out, a pending receive is cancelled.
 #include "runtime/collectives/in_process_collectives.h"
 
 #include <functional>
@@ -91,88 +92,6 @@ TEST(InProcessCommunicatorTest, TimeoutNamesEveryMissingRank) {
   EXPECT_THAT(status.message(), HasSubstr("barrier 'step' (seq 0): rank 1 waited 200ms but ranks 0, 2, 3 of 4"));
 }
 
-// Two barriers first, so the failing collective is seq 2.
-std::vector<absl::Status> AfterTwoBarriers(std::vector<std::unique_ptr<Collectives>>& ranks,
-                                           const std::function<CollectiveHandle(Collectives&)>& issue) {
-  return OnEveryRank(ranks, [&](Collectives& c) {
-    absl::Status status = c.Barrier("a").Wait();
-    status.Update(c.Barrier("b").Wait());
-    if (!status.ok()) return status;
-    return issue(c).Wait();
-  });
-}
-
-TEST(InProcessCommunicatorTest, ShapeMismatchNamesBothSidesOnEveryRank) {
-  std::vector<std::unique_ptr<Collectives>> ranks = MakeRanks(2, ShortTimeout());
-  std::vector<Tensor> t = {Tensor(DType::kF32, Shape({12})), Tensor(DType::kF32, Shape({10}))};
-  std::vector<absl::Status> statuses =
-      AfterTwoBarriers(ranks, [&](Collectives& c) { return c.AllReduce(t[c.rank()], ReduceOp::kSum, "grad/w1"); });
-  for (const absl::Status& s : statuses) {
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    EXPECT_EQ(s.message(), "all_reduce 'grad/w1' (seq 2): rank 1 passed f32[10] but rank 0 passed f32[12]");
-  }
-}
-
-TEST(InProcessCommunicatorTest, OpMismatchNamesBothSidesOnEveryRank) {
-  std::vector<std::unique_ptr<Collectives>> ranks = MakeRanks(2, ShortTimeout());
-  std::vector<Tensor> in = {Tensor(DType::kF32, Shape({10})), Tensor(DType::kF32, Shape({10}))};
-  Tensor gathered(DType::kF32, Shape({20}));
-  std::vector<absl::Status> statuses = AfterTwoBarriers(ranks, [&](Collectives& c) {
-    return c.rank() == 0 ? c.AllReduce(in[0], ReduceOp::kSum, "grad/w1") : c.AllGather(in[1], gathered, "grad/w1");
-  });
-  for (const absl::Status& s : statuses) {
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    EXPECT_EQ(s.message(),
-              "collective seq 2 differs across ranks: rank 1 issued all_gather 'grad/w1' f32[10] -> f32[20] but rank 0 "
-              "issued all_reduce(sum) 'grad/w1' f32[10]");
-  }
-}
-
-TEST(InProcessCommunicatorTest, NameReduceOpAndDTypeMismatchesFailOnEveryRank) {
-  std::vector<std::unique_ptr<Collectives>> ranks = MakeRanks(3, ShortTimeout());
-  struct Case {
-    std::string rank2_name;
-    ReduceOp rank2_op;
-    DType rank2_dtype;
-    std::string expected;
-  };
-  const std::vector<Case> cases = {
-      {"grad/w2", ReduceOp::kSum, DType::kF32, "rank 2 issued all_reduce(sum) 'grad/w2' f32[4]"},
-      {"grad/w1", ReduceOp::kMax, DType::kF32, "rank 2 issued all_reduce(max) 'grad/w1' f32[4]"},
-      {"grad/w1", ReduceOp::kSum, DType::kI32, "rank 2 passed i32[4] but rank 0 passed f32[4]"},
-  };
-  for (const Case& c : cases) {
-    std::vector<Tensor> t;
-    for (int r = 0; r < 3; ++r) t.emplace_back(r == 2 ? c.rank2_dtype : DType::kF32, Shape({4}));
-    std::vector<absl::Status> statuses = OnEveryRank(ranks, [&](Collectives& coll) {
-      const bool odd = coll.rank() == 2;
-      return coll.AllReduce(t[coll.rank()], odd ? c.rank2_op : ReduceOp::kSum, odd ? c.rank2_name : "grad/w1").Wait();
-    });
-    for (const absl::Status& s : statuses) {
-      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-      EXPECT_THAT(s.message(), HasSubstr(c.expected));
-    }
-  }
-}
-
-TEST(InProcessCommunicatorTest, WrongOutputShapeAndUnreducibleDTypeFailOnEveryRank) {
-  std::vector<std::unique_ptr<Collectives>> ranks = MakeRanks(2, ShortTimeout());
-  Tensor in(DType::kF32, Shape({3, 2}));
-  std::vector<Tensor> out = {Tensor(DType::kF32, Shape({6, 2})), Tensor(DType::kF32, Shape({5, 2}))};
-  for (const absl::Status& s :
-       OnEveryRank(ranks, [&](Collectives& c) { return c.AllGather(in, out[c.rank()], "acts").Wait(); })) {
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    EXPECT_THAT(s.message(),
-                HasSubstr("all_gather 'acts' (seq 0): rank 1's output is f32[5,2] but f32[6,2] is needed"));
-  }
-  std::vector<Tensor> halves = {Tensor(DType::kF16, Shape({4})), Tensor(DType::kF16, Shape({4}))};
-  for (const absl::Status& s :
-       OnEveryRank(ranks, [&](Collectives& c) { return c.AllReduce(halves[c.rank()], ReduceOp::kSum, "h").Wait(); })) {
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    EXPECT_THAT(s.message(), HasSubstr("all_reduce 'h' (seq 1): dtype f16 cannot be reduced"));
-  }
-}
-
 TEST(InProcessCommunicatorTest, UnmatchedSendAndRecvTimeOut) {
   std::vector<std::unique_ptr<Collectives>> ranks = MakeRanks(2, ShortTimeout());
   Tensor t(DType::kF32, Shape({4}));
@@ -194,19 +113,6 @@ TEST(InProcessCommunicatorTest, PendingRecvIsCancelledWithTheCommunicator) {
   absl::Status status = recv.Wait();
   EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
   EXPECT_THAT(status.message(), HasSubstr("'orphan' rank 1 -> rank 0 (seq 0): the communicator was destroyed"));
-}
-
-TEST(InProcessCommunicatorTest, SendRecvMismatchAndBadPeerFail) {
-  std::vector<std::unique_ptr<Collectives>> ranks = MakeRanks(2, ShortTimeout());
-  Tensor a(DType::kF32, Shape({4}));
-  Tensor b(DType::kF32, Shape({5}));
-  CollectiveHandle send = ranks[0]->Send(a, 1, "x");
-  absl::Status recv = ranks[1]->Recv(b, 0, "x").Wait();
-  EXPECT_EQ(recv.code(), absl::StatusCode::kInvalidArgument) << recv;
-  EXPECT_EQ(recv.message(),
-            "send/recv rank 0 -> rank 1 (seq 0): rank 0 sends 'x' f32[4] but rank 1 receives 'x' f32[5]");
-  EXPECT_EQ(send.Wait(), recv);
-  EXPECT_EQ(ranks[0]->Send(a, 2, "x").Wait().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

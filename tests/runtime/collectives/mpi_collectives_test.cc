@@ -1,9 +1,10 @@
 // Tests of the MPI collectives backend, one process per rank: run under
 // `mpirun -np N` (CTest runs it at N = 2, 3 and 4, and at 2 with MPI calls serialized:
-// TESSERA_MPI_SERIALIZED=1). The conformance suite at the job's world size, then error
-// reporting: a missing rank times out on every rank that came, naming it, and poisons
-// the communicator; mismatched collectives fail on every rank alike and leave it usable;
-// unmatched and mismatched sends and receives. Every test gets a fresh communicator
+// TESSERA_MPI_SERIALIZED=1). The conformance suite at the job's world size (mismatched
+// collectives included), then MPI's own error reporting: a missing rank times out on
+// every rank that came, naming it, and poisons the communicator; eager and large
+// all-reduces disagreeing; unmatched sends and receives; a rank stalling in the data
+// movement. Every test gets a fresh communicator
 // (MPI_Comm_dup of the world), and the ranks meet at an MPI_Barrier after each test that
 // makes them act differently, so they stay in step.
 #include "runtime/collectives/mpi/mpi_collectives.h"
@@ -149,17 +150,6 @@ TEST_F(MpiTimeoutTest, TimeoutNamesEveryMissingRank) {
                                                        " of ", world_, " did not arrive")));
 }
 
-TEST_F(MpiCollectivesTest, ShapeMismatchNamesBothSidesOnEveryRank) {
-  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  Tensor t(DType::kF32, Shape({rank_ == 1 ? 10 : 12}));
-  absl::Status s = AfterTwoBarriers([&](Collectives& c) { return c.AllReduce(t, ReduceOp::kSum, "grad/w1"); });
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_EQ(s.message(), "all_reduce 'grad/w1' (seq 2): rank 1 passed f32[10] but rank 0 passed f32[12]");
-  // A mismatch moves no data and leaves the communicator usable.
-  EXPECT_FALSE(comm_->poisoned());
-  EXPECT_TRUE(comm_->Barrier("after").Wait().ok());
-}
-
 // A small all-reduce goes eagerly (its data behind its descriptor), a large one through
 // MPI's all-reduce: when ranks disagree about which, every rank still takes every message
 // sent to it, fails the same way, and the communicator stays usable.
@@ -254,57 +244,6 @@ TEST_F(MpiCollectivesTest, EagerFramesCarryEveryCutOfTheTensor) {
   }
 }
 
-TEST_F(MpiCollectivesTest, OpMismatchNamesBothSidesOnEveryRank) {
-  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  Tensor in(DType::kF32, Shape({10}));
-  Tensor gathered(DType::kF32, Shape({10 * world_}));
-  absl::Status s = AfterTwoBarriers([&](Collectives& c) {
-    return rank_ == 0 ? c.AllReduce(in, ReduceOp::kSum, "grad/w1") : c.AllGather(in, gathered, "grad/w1");
-  });
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_EQ(s.message(), absl::StrCat("collective seq 2 differs across ranks: rank 1 issued all_gather 'grad/w1' "
-                                      "f32[10] -> f32[",
-                                      10 * world_, "] but rank 0 issued all_reduce(sum) 'grad/w1' f32[10]"));
-}
-
-TEST_F(MpiCollectivesTest, NameReduceOpAndDTypeMismatchesFailOnEveryRank) {
-  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  const int odd_rank = world_ - 1;
-  struct Case {
-    std::string odd_name;
-    ReduceOp odd_op;
-    DType odd_dtype;
-    std::string expected;
-  };
-  const std::vector<Case> cases = {
-      {"grad/w2", ReduceOp::kSum, DType::kF32, absl::StrCat("rank ", odd_rank, " issued all_reduce(sum) 'grad/w2'")},
-      {"grad/w1", ReduceOp::kMax, DType::kF32, absl::StrCat("rank ", odd_rank, " issued all_reduce(max) 'grad/w1'")},
-      {"grad/w1", ReduceOp::kSum, DType::kI32,
-       absl::StrCat("rank ", odd_rank, " passed i32[4] but rank 0 passed f32[4]")},
-  };
-  for (const Case& c : cases) {
-    const bool odd = rank_ == odd_rank;
-    Tensor t(odd ? c.odd_dtype : DType::kF32, Shape({4}));
-    absl::Status s = comm_->AllReduce(t, odd ? c.odd_op : ReduceOp::kSum, odd ? c.odd_name : "grad/w1").Wait();
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-    EXPECT_THAT(s.message(), HasSubstr(c.expected));
-  }
-}
-
-TEST_F(MpiCollectivesTest, WrongOutputShapeAndUnreducibleDTypeFailOnEveryRank) {
-  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  Tensor in(DType::kF32, Shape({3, 2}));
-  Tensor out(DType::kF32, Shape({rank_ == 1 ? 3 * world_ - 1 : 3 * world_, 2}));
-  absl::Status s = comm_->AllGather(in, out, "acts").Wait();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("all_gather 'acts' (seq 0): rank 1's output is f32[", 3 * world_ - 1,
-                                                  ",2] but f32[", 3 * world_, ",2] is needed")));
-  Tensor half(DType::kF16, Shape({4}));
-  s = comm_->AllReduce(half, ReduceOp::kSum, "h").Wait();
-  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
-  EXPECT_THAT(s.message(), HasSubstr("all_reduce 'h' (seq 1): dtype f16 cannot be reduced"));
-}
-
 // Rank 0 posts a receive and a send that rank 1 never matches; both time out alone and
 // leave the communicator usable.
 TEST_F(MpiTimeoutTest, UnmatchedSendAndRecvTimeOut) {
@@ -323,31 +262,6 @@ TEST_F(MpiTimeoutTest, UnmatchedSendAndRecvTimeOut) {
   MPI_Barrier(MPI_COMM_WORLD);  // rank 0 spent two timeouts on its own
   EXPECT_TRUE(comm_->Barrier("after").Wait().ok());
   EXPECT_FALSE(comm_->poisoned());
-}
-
-TEST_F(MpiCollectivesTest, SendRecvMismatchAndBadPeerFail) {
-  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  const std::string expected =
-      "send/recv rank 0 -> rank 1 (seq 0): rank 0 sends 'x' f32[4] but rank 1 receives 'x' f32[5]";
-  if (rank_ == 0) {
-    Tensor a(DType::kF32, Shape({4}));
-    absl::Status send = comm_->Send(a, 1, "x").Wait();
-    EXPECT_EQ(send.code(), absl::StatusCode::kInvalidArgument) << send;
-    EXPECT_EQ(send.message(), expected);
-    EXPECT_EQ(comm_->Send(a, world_, "x").Wait().code(), absl::StatusCode::kInvalidArgument);
-  } else if (rank_ == 1) {
-    Tensor b(DType::kF32, Shape({5}));
-    absl::Status recv = comm_->Recv(b, 0, "x").Wait();
-    EXPECT_EQ(recv.code(), absl::StatusCode::kInvalidArgument) << recv;
-    EXPECT_EQ(recv.message(), expected);
-  }
-  // The pair's next transfer is matched correctly.
-  if (rank_ <= 1) {
-    Tensor v = Tensor::FromVector<int32_t>(Shape({3}), {rank_, 7, 9});
-    absl::Status s = rank_ == 0 ? comm_->Send(v, 1, "next").Wait() : comm_->Recv(v, 0, "next").Wait();
-    EXPECT_TRUE(s.ok()) << s;
-    EXPECT_EQ(v.data<int32_t>()[0], 0);
-  }
 }
 
 // A pending Recv completes (cancelled) when its communicator goes away.
