@@ -9,6 +9,7 @@
 // makes them act differently, so they stay in step.
 #include "runtime/collectives/mpi/mpi_collectives.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -166,17 +167,32 @@ TEST_F(MpiCollectivesTest, EagerAgainstLargeAllReduceMismatchLeavesCommunicatorU
   for (int i = 0; i < 5; ++i) EXPECT_EQ(small.data<float>()[i], world_ * (world_ - 1) / 2.0f + world_ * i);
 }
 
-// The eager all-reduce adds in rank order, ((x0 + x1) + x2) + ..., on every rank: the
-// same bits everywhere, even where float addition's order matters.
-TEST_F(MpiCollectivesTest, EagerAllReduceAddsInRankOrderOnEveryRank) {
-  const auto value = [](int rank, int i) { return rank % 2 == 0 ? 1e8f * static_cast<float>(i + 1) : 1.0f + i; };
-  Tensor t(DType::kF32, Shape({64}));
-  for (int i = 0; i < 64; ++i) t.data<float>()[i] = value(rank_, i);
-  ASSERT_TRUE(comm_->AllReduce(t, ReduceOp::kSum, "ordered").Wait().ok());
-  for (int i = 0; i < 64; ++i) {
-    float expected = value(0, i);
-    for (int q = 1; q < world_; ++q) expected += value(q, i);
-    ASSERT_EQ(t.data<float>()[i], expected) << "element " << i;
+// The eager all-reduce reduces in rank order, ((x0 op x1) op x2) ..., on every rank: the
+// same bits everywhere, even where float addition's order matters, for every op (mean
+// divides once, at the end), up to the largest eager size.
+TEST_F(MpiCollectivesTest, EagerAllReduceReducesInRankOrderOnEveryRank) {
+  const auto value = [](int rank, int64_t i) {
+    return rank % 2 == 0 ? 1e8f * static_cast<float>(i % 1000 + 1) : 1.0f + static_cast<float>(i % 777);
+  };
+  const int64_t largest = static_cast<int64_t>(mpi_internal::kEagerAllReduceBytes / 4 / std::max(1, world_ - 1));
+  for (int64_t n : {int64_t{64}, largest}) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin}) {
+      SCOPED_TRACE(absl::StrCat("n=", n, " op=", ReduceOpName(op)));
+      Tensor t(DType::kF32, Shape({n}));
+      for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = value(rank_, i);
+      ASSERT_TRUE(comm_->AllReduce(t, op, "ordered").Wait().ok());
+      for (int64_t i = 0; i < n; ++i) {
+        float expected = value(0, i);
+        for (int q = 1; q < world_; ++q) {
+          const float v = value(q, i);
+          expected = op == ReduceOp::kMax   ? std::max(expected, v)
+                     : op == ReduceOp::kMin ? std::min(expected, v)
+                                            : expected + v;
+        }
+        if (op == ReduceOp::kMean) expected /= static_cast<float>(world_);
+        ASSERT_EQ(t.data<float>()[i], expected) << "element " << i;
+      }
+    }
   }
 }
 
