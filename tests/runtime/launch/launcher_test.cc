@@ -21,6 +21,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/launch/tcp_key_value_store.h"
@@ -59,6 +60,15 @@ int RunWorker(const std::string& mode, const std::string& dir) {
   if (mode == "mpi") {
     const char* session = std::getenv("OMPI_MCA_orte_tmpdir_base");
     std::cout << "session folder " << (session != nullptr ? session : "(unset)") << std::endl;
+    return 0;
+  }
+  if (mode == "mpi-kill-rank-1") {
+    // Rank 1 dies mid-run; the others would run (here: sleep) for ten minutes.
+    if (rank == 1) {
+      absl::SleepFor(absl::Milliseconds(300));
+      raise(SIGKILL);
+    }
+    absl::SleepFor(absl::Seconds(600));
     return 0;
   }
   if (mode == "output") {
@@ -292,6 +302,19 @@ TEST(LauncherTest, MpiBackendRunsUnderMpirun) {
   const std::string session = o.out.substr(at + 15, o.out.find('\n', at) - at - 15);
   EXPECT_THAT(session, HasSubstr("/tsr-mpi.")) << Describe(o);
   EXPECT_FALSE(std::filesystem::exists(session)) << session;
+}
+
+// Under mpirun, a killed rank ends the job too: mpirun stops the others and names it.
+TEST(LauncherTest, AKilledMpiWorkerStopsTheJobAndIsNamed) {
+  if (system("command -v mpirun >/dev/null 2>&1") != 0) GTEST_SKIP() << "mpirun is not on PATH";
+  Outcome o = RunJob(3, "mpi-kill-rank-1", absl::Seconds(5), "mpi");
+  ASSERT_TRUE(o.code.ok()) << Describe(o);
+  EXPECT_EQ(*o.code, 128 + SIGKILL) << Describe(o);
+  // The others sleep for ten minutes: the job is torn down instead.
+  EXPECT_LT(o.elapsed, absl::Seconds(30)) << Describe(o);
+  // Open MPI's words: "mpirun noticed that process rank 1 with PID ... exited on signal 9 (Killed)."
+  EXPECT_THAT(o.err, AllOf(HasSubstr("process rank 1 "), HasSubstr("signal 9"))) << Describe(o);
+  EXPECT_THAT(o.log, HasSubstr("tessera launch: mpirun (pid ")) << Describe(o);
 }
 
 TEST(LauncherTest, StartErrorsNameWhatIsMissing) {
