@@ -14,6 +14,7 @@
 // (one add), then the activation: the AVX-512 kernel's strips of any width, its edge
 // strips and the fallback compute the same floats, whatever the thread split.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -137,6 +138,73 @@ bool IsStridedPointwise(const ConvGeometry& g) {
          (w.out[2] - 1) * w.stride[2] < w.in[2];
 }
 
+// The blocked input of a strided 1x1 convolution, read as the dense image of the pixels
+// it reads: each work item copies the pixels of its row of the flattened output image
+// into a buffer of its thread ([in block][pixel][16], the row's blocks row_w pixels
+// apart), which the next items of that thread reuse while they run the same row (for
+// the other groups of output blocks).
+class StridedRows {
+ public:
+  StridedRows(const ConvGeometry& g, const float* x)
+      : x_(x),
+        in_h_(g.window.in[1]),
+        in_w_(g.window.in[2]),
+        stride_h_(g.window.stride[1]),
+        stride_w_(g.window.stride[2]),
+        out_w_(g.window.out[2]),
+        in_blocks_(ChannelBlocks(g.channels)),
+        call_(next_call_.fetch_add(1, std::memory_order_relaxed)) {}
+
+  // Pixels [p0, p0 + width) of image n, each block `row_w` pixels after the last.
+  const float* Row(int64_t n, int64_t p0, int64_t width, int64_t row_w) const {
+    thread_local AlignedFloatBuffer buffer;
+    thread_local uint64_t cached_call = 0;
+    thread_local int64_t cached_n = -1, cached_p0 = -1, cached_width = -1;
+    float* rows = buffer.Get(in_blocks_ * row_w * kLanes);
+    if (cached_call == call_ && cached_n == n && cached_p0 == p0 && cached_width == width) return rows;
+    for (int64_t b = 0; b < in_blocks_; ++b) {
+      const float* image = x_ + (n * in_blocks_ + b) * in_h_ * in_w_ * kLanes;
+      float* dst = rows + b * row_w * kLanes;
+      int64_t oh = p0 / out_w_, ow = p0 % out_w_;
+      for (int64_t p = 0; p < width; ++p) {
+        std::memcpy(dst + p * kLanes, image + (oh * stride_h_ * in_w_ + ow * stride_w_) * kLanes,
+                    kLanes * sizeof(float));
+        if (++ow == out_w_) {
+          ow = 0;
+          ++oh;
+        }
+      }
+    }
+    cached_call = call_;
+    cached_n = n;
+    cached_p0 = p0;
+    cached_width = width;
+    return rows;
+  }
+
+ private:
+  static inline std::atomic<uint64_t> next_call_{1};
+  const float* x_;
+  const int64_t in_h_, in_w_, stride_h_, stride_w_, out_w_, in_blocks_;
+  const uint64_t call_;  // tells this call's rows from an earlier call's in the buffers
+};
+
+// The dense form of a strided 1x1 convolution: its output's pixels as the input.
+ConvGeometry DenseOfStrided(const ConvGeometry& g) {
+  ConvGeometry dense = g;
+  dense.window.in[1] = g.window.out[1];
+  dense.window.in[2] = g.window.out[2];
+  dense.window.stride[1] = dense.window.stride[2] = 1;
+  dense.window.pad_end[1] = dense.window.pad_end[2] = 0;
+  return dense;
+}
+
+// BlockedDirectConv; with `strided` (a strided 1x1 convolution's rows; `g` is its dense
+// form, `x` its input, which only `strided` reads), the pointwise rows read through it.
+void RunBlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch, const float* x, bool x_blocked,
+                          const float* bias, const float* residual, const FusedActivation& activation, float* y,
+                          const ParallelForFn& parallel_for, const StridedRows* strided);
+
 }  // namespace
 
 int64_t BlockedDirectWeightFloats(const ConvGeometry& g) {
@@ -249,17 +317,34 @@ void BlockedDirectPlan::RunPointwise(const float* x, int64_t x_block, int64_t pi
 void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch, const float* x, bool x_blocked,
                        const float* bias, const float* residual, const FusedActivation& activation, float* y,
                        const ParallelForFn& parallel_for) {
+  RunBlockedDirectConv(g, packed, batch, x, x_blocked, bias, residual, activation, y, parallel_for, nullptr);
+}
+
+namespace {
+
+void RunBlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch, const float* x, bool x_blocked,
+                          const float* bias, const float* residual, const FusedActivation& activation, float* y,
+                          const ParallelForFn& parallel_for, const StridedRows* strided) {
   const Window3d& w = g.window;
   const int64_t in_h = w.in[1], in_w = w.in[2], out_h = w.out[1], out_w = w.out[2];
   const int64_t kernel_h = w.kernel[1], kernel_w = w.kernel[2];
   const int64_t in_blocks = ChannelBlocks(g.channels), out_blocks = ChannelBlocks(g.out_channels);
   const int64_t in_pixels = in_h * in_w, out_pixels = out_h * out_w;
 
-  // A strided 1x1 convolution in AVX2: the pixels it reads gathered into one dense
-  // blocked image first (a copy of 1 / (stride_h * stride_w) of the input), which then
-  // runs as a pointwise convolution, in strips of full width however narrow the output
-  // rows (a 7-pixel row fills 3.5 of AVX2's 6 strip pixels and leaves the multiply-adds
-  // waiting on their latency). Same terms in the same order: same floats.
+  // A strided 1x1 convolution in AVX2 runs as a pointwise convolution over the dense
+  // image of the pixels it reads (1 / (stride_h * stride_w) of the input), in strips of
+  // full width however narrow the output rows (a 7-pixel row fills 3.5 of AVX2's 6
+  // strip pixels and leaves the multiply-adds waiting on their latency). Where a
+  // thread's consecutive work items run the groups of one row (the image outweighs the
+  // weights), each row's pixels are copied by the thread that runs it, in the same
+  // parallel loop, into a buffer that stays in its cache; otherwise the dense image is
+  // copied first. Same terms in the same order: same floats.
+  if (x_blocked && IsStridedPointwise(g) && ActiveCpuIsa() == CpuIsa::kAvx2 &&
+      BlockedDirectWeightFloats(g) <= in_blocks * kLanes * out_pixels) {
+    const StridedRows rows(g, x);
+    RunBlockedDirectConv(DenseOfStrided(g), packed, batch, x, true, bias, residual, activation, y, parallel_for, &rows);
+    return;
+  }
   if (x_blocked && IsStridedPointwise(g) && ActiveCpuIsa() == CpuIsa::kAvx2) {
     thread_local AlignedFloatBuffer gathered_buffer;
     float* const gathered = gathered_buffer.Get(batch * in_blocks * out_pixels * kLanes);
@@ -273,12 +358,8 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
         }
       }
     });
-    ConvGeometry dense = g;
-    dense.window.in[1] = w.out[1];
-    dense.window.in[2] = w.out[2];
-    dense.window.stride[1] = dense.window.stride[2] = 1;
-    dense.window.pad_end[1] = dense.window.pad_end[2] = 0;
-    BlockedDirectConv(dense, packed, batch, gathered, true, bias, residual, activation, y, parallel_for);
+    RunBlockedDirectConv(DenseOfStrided(g), packed, batch, gathered, true, bias, residual, activation, y,
+                         parallel_for, nullptr);
     return;
   }
 
@@ -389,7 +470,12 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
         // Row `row` of the flattened image: pixels [row * row_w, ...) as columns.
         const int64_t p0 = row * row_w;
         width = std::min(row_w, out_pixels - p0);
-        r.x = x_image + p0 * pixel_stride;
+        if (strided != nullptr) {
+          r.x = strided->Row(n, p0, width, row_w);
+          r.block_stride = row_w * kLanes;
+        } else {
+          r.x = x_image + p0 * pixel_stride;
+        }
         r.row_stride = 0;
         r.in_row0 = 0;
         r.in_w = width;
@@ -420,6 +506,8 @@ void BlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t batch
     }
   });
 }
+
+}  // namespace
 
 bool IsBlockedPointwise(const ConvGeometry& g) {
   const Window3d& w = g.window;
