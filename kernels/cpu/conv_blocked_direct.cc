@@ -334,13 +334,15 @@ void RunBlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t ba
   // A strided 1x1 convolution in AVX2 runs as a pointwise convolution over the dense
   // image of the pixels it reads (1 / (stride_h * stride_w) of the input), in strips of
   // full width however narrow the output rows (a 7-pixel row fills 3.5 of AVX2's 6
-  // strip pixels and leaves the multiply-adds waiting on their latency). Where a
-  // thread's consecutive work items run the groups of one row (the image outweighs the
-  // weights), each row's pixels are copied by the thread that runs it, in the same
-  // parallel loop, into a buffer that stays in its cache; otherwise the dense image is
-  // copied first. Same terms in the same order: same floats.
+  // strip pixels and leaves the multiply-adds waiting on their latency). A thread's
+  // consecutive work items then run the groups of one row, whose pixels the thread
+  // copies once, in the convolution's one parallel loop, into a buffer that stays in its
+  // cache -- unless the weights outweigh both the image and half of an L2 (ResNet's
+  // 256-512 shortcut: 512 KB), which then go group by group over the rows of a dense
+  // image copied first. Same terms in the same order: same floats.
+  constexpr int64_t kRowOrderMaxWeightFloats = int64_t{64} << 10;  // 256 KB: half of a Zen core's L2
   if (x_blocked && IsStridedPointwise(g) && ActiveCpuIsa() == CpuIsa::kAvx2 &&
-      BlockedDirectWeightFloats(g) <= in_blocks * kLanes * out_pixels) {
+      BlockedDirectWeightFloats(g) <= std::max(in_blocks * kLanes * out_pixels, kRowOrderMaxWeightFloats)) {
     const StridedRows rows(g, x);
     RunBlockedDirectConv(DenseOfStrided(g), packed, batch, x, true, bias, residual, activation, y, parallel_for, &rows);
     return;
@@ -444,7 +446,7 @@ void RunBlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t ba
   const int64_t items = row_items * segments;
   // Consecutive items (one thread's share) run the rows of one group, reusing its
   // weights, when those outweigh the image; else the groups of one row, reusing it.
-  const bool groups_outer = BlockedDirectWeightFloats(g) > image_stride;
+  const bool groups_outer = strided == nullptr && BlockedDirectWeightFloats(g) > image_stride;
   const int64_t item_cost =
       (row_w / segments) * plan.group_blocks() * kLanes * in_blocks * kLanes * kernel_h * kernel_w;
   const int64_t y_block_stride = out_pixels * kLanes;
