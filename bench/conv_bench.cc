@@ -42,6 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/rate_recorder.h"
 #include "benchmark/benchmark.h"
 #include "dnnl.hpp"
 #include "graph/attribute.h"
@@ -111,14 +112,6 @@ const PoolLayer kPools[] = {
     {"maxpool 3x3/2 64 @112", true, 64, 112, 3, 2, 1},
     {"global avgpool 512 @7", false, 512, 7, 7, 1, 0},
 };
-
-// {GFLOP/s, GFLOP/cpu_s} of every repetition, keyed by (layer, threads,
-// library).
-using ResultMap = std::map<std::tuple<int, int, std::string>, std::vector<std::pair<double, double>>>;
-ResultMap& Results() {
-  static auto* results = new ResultMap;
-  return *results;
-}
 
 double ProcessCpuSeconds() {
   timespec ts;
@@ -393,33 +386,7 @@ void BM_OneDnnPool(benchmark::State& state) {
   });
 }
 
-// Records each run's rates for the summary table.
-class Recorder : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
-      int layer = 0, threads = 0;
-      const std::string name = run.run_name.str();
-      if (std::sscanf(name.c_str() + name.find('/'), "/%d/%d", &layer, &threads) != 2) continue;
-      const auto wall = run.counters.find("GFLOP/s");
-      const auto cpu = run.counters.find("GFLOP/cpu_s");
-      if (wall == run.counters.end() || cpu == run.counters.end()) continue;
-      Results()[{layer, threads, run.report_label}].push_back({wall->second.value, cpu->second.value});
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
-double Median(const std::vector<std::pair<double, double>>& runs, bool cpu) {
-  std::vector<double> v;
-  for (const auto& [wall_rate, cpu_rate] : runs) v.push_back(cpu ? cpu_rate : wall_rate);
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-void PrintSummary() {
+void PrintSummary(const bench::RateRecorder& results) {
   std::printf(
       "\nTessera cpu Conv (%s, NCHW in/out) vs oneDNN %d.%d convolution_forward (its preferred blocked layouts,\n"
       "reorders outside the timed loop), batch 1, medians over repetitions. runop: through RunOp, everything\n"
@@ -433,14 +400,14 @@ void PrintSummary() {
   std::printf("%-22s %3s | %45s | %45s\n", "", "", "cpu GFLOP/s", "wall GFLOP/s");
   for (int layer = 0; layer < static_cast<int>(std::size(kLayers)); ++layer) {
     for (int threads : {1, 2}) {
-      const auto t = Results().find({layer, threads, "tessera"});
-      const auto p = Results().find({layer, threads, "tessera_prepared"});
-      const auto b = Results().find({layer, threads, "tessera_blocked"});
-      const auto o = Results().find({layer, threads, "onednn"});
-      if (o == Results().end()) continue;
-      const auto rate = [&](const auto& it, bool cpu) { return it == Results().end() ? 0.0 : Median(it->second, cpu); };
+      const bench::Rates* t = results.Find(layer, threads, "tessera");
+      const bench::Rates* p = results.Find(layer, threads, "tessera_prepared");
+      const bench::Rates* b = results.Find(layer, threads, "tessera_blocked");
+      const bench::Rates* o = results.Find(layer, threads, "onednn");
+      if (o == nullptr) continue;
       for (bool cpu : {true, false}) {
-        const double tr = rate(t, cpu), pr = rate(p, cpu), br = rate(b, cpu), orate = Median(o->second, cpu);
+        const double tr = bench::MedianRate(t, cpu), pr = bench::MedianRate(p, cpu), br = bench::MedianRate(b, cpu),
+                     orate = bench::MedianRate(o, cpu);
         if (cpu) std::printf("%-22s %3d |", kLayers[layer].name, threads);
         std::printf(" %6.1f %6.1f %6.1f %6.1f %5.2f %5.2f %5.2f %s", tr, pr, br, orate, orate > 0 ? tr / orate : 0.0,
                     orate > 0 ? pr / orate : 0.0, orate > 0 ? br / orate : 0.0, cpu ? "|" : "\n");
@@ -455,11 +422,11 @@ void PrintSummary() {
               "tsr Gop/cs", "onednn", "ratio");
   for (int layer = 0; layer < static_cast<int>(std::size(kPools)); ++layer) {
     for (int threads : {1, 2}) {
-      const auto t = Results().find({layer, threads, "tessera_pool"});
-      const auto o = Results().find({layer, threads, "onednn_pool"});
-      if (t == Results().end() || o == Results().end()) continue;
-      const double tw = Median(t->second, false), ow = Median(o->second, false);
-      const double tc = Median(t->second, true), oc = Median(o->second, true);
+      const bench::Rates* t = results.Find(layer, threads, "tessera_pool");
+      const bench::Rates* o = results.Find(layer, threads, "onednn_pool");
+      if (t == nullptr || o == nullptr) continue;
+      const double tw = bench::MedianRate(t, false), ow = bench::MedianRate(o, false);
+      const double tc = bench::MedianRate(t, true), oc = bench::MedianRate(o, true);
       std::printf("%-24s %7d | %9.2f %9.2f %5.2fx | %9.2f %9.2f %5.2fx\n", kPools[layer].name, threads, tw, ow,
                   ow > 0 ? tw / ow : 0.0, tc, oc, oc > 0 ? tc / oc : 0.0);
     }
@@ -490,9 +457,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   tsr::RegisterBenchmarks();
-  tsr::Recorder reporter;
+  tsr::bench::RateRecorder reporter("GFLOP/s", "GFLOP/cpu_s");
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-  tsr::PrintSummary();
+  tsr::PrintSummary(reporter);
   return 0;
 }

@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/rate_recorder.h"
 #include "benchmark/benchmark.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/gemm.h"
@@ -37,13 +38,6 @@ struct GemmShape {
 const GemmShape kShapes[] = {{256, 256, 256},  {512, 512, 512},  {1024, 1024, 1024}, {2048, 2048, 2048},
                              {128, 768, 3072}, {128, 3072, 768}, {2048, 768, 768},   {1, 1000, 1280},
                              {1, 3072, 768},   {64, 10, 256},    {64, 256, 784},     {64, 256, 256}};
-
-// {GFLOP/s, GFLOP/cpu_s} of every repetition, keyed by (shape index, threads, library).
-using ResultMap = std::map<std::tuple<int, int, std::string>, std::vector<std::pair<double, double>>>;
-ResultMap& Results() {
-  static auto* results = new ResultMap;
-  return *results;
-}
 
 struct Operands {
   std::vector<float> a, b, c;
@@ -116,44 +110,18 @@ void BM_OpenBlas(benchmark::State& state) {
   });
 }
 
-// Records each run's GFLOP/s for the summary table.
-class Recorder : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
-      int shape = 0, threads = 0;
-      const std::string name = run.run_name.str();
-      if (std::sscanf(name.c_str() + name.find('/'), "/%d/%d", &shape, &threads) != 2) continue;
-      const auto wall = run.counters.find("GFLOP/s");
-      const auto cpu = run.counters.find("GFLOP/cpu_s");
-      if (wall == run.counters.end() || cpu == run.counters.end()) continue;
-      Results()[{shape, threads, run.report_label}].push_back({wall->second.value, cpu->second.value});
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
-double Median(const std::vector<std::pair<double, double>>& runs, bool cpu) {
-  std::vector<double> v;
-  for (const auto& [wall_rate, cpu_rate] : runs) v.push_back(cpu ? cpu_rate : wall_rate);
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-void PrintSummary() {
+void PrintSummary(const bench::RateRecorder& results) {
   std::printf("\nTessera Sgemm (%s) vs OpenBLAS cblas_sgemm, medians over repetitions\n",
               std::string(CpuIsaName(ActiveCpuIsa())).c_str());
   std::printf("%-18s %7s | %9s %9s %6s | %9s %9s %6s\n", "M x N x K", "threads", "tsr GF/s", "oblas", "ratio",
               "tsr GF/cs", "oblas", "ratio");
   for (int shape = 0; shape < static_cast<int>(std::size(kShapes)); ++shape) {
     for (int threads : {1, 2}) {
-      const auto t = Results().find({shape, threads, "tessera"});
-      const auto o = Results().find({shape, threads, "openblas"});
-      if (t == Results().end() || o == Results().end()) continue;
-      const double tw = Median(t->second, false), ow = Median(o->second, false);
-      const double tc = Median(t->second, true), oc = Median(o->second, true);
+      const bench::Rates* t = results.Find(shape, threads, "tessera");
+      const bench::Rates* o = results.Find(shape, threads, "openblas");
+      if (t == nullptr || o == nullptr) continue;
+      const double tw = bench::MedianRate(t, false), ow = bench::MedianRate(o, false);
+      const double tc = bench::MedianRate(t, true), oc = bench::MedianRate(o, true);
       const GemmShape& s = kShapes[shape];
       const std::string dims = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
       std::printf("%-18s %7d | %9.1f %9.1f %5.2fx | %9.1f %9.1f %5.2fx\n", dims.c_str(), threads, tw, ow,
@@ -178,9 +146,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   tsr::RegisterBenchmarks();
-  tsr::Recorder reporter;
+  tsr::bench::RateRecorder reporter("GFLOP/s", "GFLOP/cpu_s");
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-  tsr::PrintSummary();
+  tsr::PrintSummary(reporter);
   return 0;
 }

@@ -27,6 +27,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/rate_recorder.h"
 #include "benchmark/benchmark.h"
 #include "graph/attribute.h"
 #include "graph/op_registry.h"
@@ -120,13 +121,6 @@ std::vector<Case> MakeCases() {
 const std::vector<Case>& Cases() {
   static const auto* cases = new std::vector<Case>(MakeCases());
   return *cases;
-}
-
-// {GB/s, GB/cpu_s} of every repetition, keyed by (case, threads, "op" or "memcpy").
-using ResultMap = std::map<std::tuple<int, int, std::string>, std::vector<std::pair<double, double>>>;
-ResultMap& Results() {
-  static auto* results = new ResultMap;
-  return *results;
 }
 
 double ProcessCpuSeconds() {
@@ -229,42 +223,17 @@ void BM_Memcpy(benchmark::State& state) {
   });
 }
 
-class Recorder : public benchmark::ConsoleReporter {
- public:
-  void ReportRuns(const std::vector<Run>& runs) override {
-    for (const Run& run : runs) {
-      if (run.run_type != Run::RT_Iteration || run.error_occurred) continue;
-      int index = 0, threads = 0;
-      const std::string name = run.run_name.str();
-      if (std::sscanf(name.c_str() + name.find('/'), "/%d/%d", &index, &threads) != 2) continue;
-      const auto wall = run.counters.find("GB/s");
-      const auto cpu = run.counters.find("GB/cpu_s");
-      if (wall == run.counters.end() || cpu == run.counters.end()) continue;
-      Results()[{index, threads, run.report_label}].push_back({wall->second.value, cpu->second.value});
-    }
-    ConsoleReporter::ReportRuns(runs);
-  }
-};
-
-double Median(const std::vector<std::pair<double, double>>& runs, bool cpu) {
-  std::vector<double> v;
-  for (const auto& [wall_rate, cpu_rate] : runs) v.push_back(cpu ? cpu_rate : wall_rate);
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
-void PrintSummary() {
+void PrintSummary(const bench::RateRecorder& results) {
   std::printf("\nCPU kernels vs memcpy of the same bytes (read + written), medians over repetitions\n");
   std::printf("%-38s %7s | %8s %8s %6s | %8s %8s %6s\n", "case", "threads", "op GB/s", "memcpy", "ratio", "op GB/cs",
               "memcpy", "ratio");
   for (int i = 0; i < static_cast<int>(Cases().size()); ++i) {
     for (int threads : {1, 2}) {
-      const auto o = Results().find({i, threads, "op"});
-      const auto m = Results().find({i, threads, "memcpy"});
-      if (o == Results().end() || m == Results().end()) continue;
-      const double ow = Median(o->second, false), mw = Median(m->second, false);
-      const double oc = Median(o->second, true), mc = Median(m->second, true);
+      const bench::Rates* o = results.Find(i, threads, "op");
+      const bench::Rates* m = results.Find(i, threads, "memcpy");
+      if (o == nullptr || m == nullptr) continue;
+      const double ow = bench::MedianRate(o, false), mw = bench::MedianRate(m, false);
+      const double oc = bench::MedianRate(o, true), mc = bench::MedianRate(m, true);
       std::printf("%-38s %7d | %8.2f %8.2f %5.2fx | %8.2f %8.2f %5.2fx\n", Cases()[i].name.c_str(), threads, ow, mw,
                   mw > 0 ? ow / mw : 0.0, oc, mc, mc > 0 ? oc / mc : 0.0);
     }
@@ -287,9 +256,9 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   tsr::RegisterBenchmarks();
-  tsr::Recorder reporter;
+  tsr::bench::RateRecorder reporter("GB/s", "GB/cpu_s");
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
-  tsr::PrintSummary();
+  tsr::PrintSummary(reporter);
   return 0;
 }
