@@ -42,6 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "bench/rate_recorder.h"
 #include "benchmark/benchmark.h"
 #include "dnnl.hpp"
@@ -113,16 +114,6 @@ const PoolLayer kPools[] = {
     {"global avgpool 512 @7", false, 512, 7, 7, 1, 0},
 };
 
-double ProcessCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-double WallSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Activations live in 64-byte aligned buffers, as the runtime's allocator and arena give
 // them (and as oneDNN allocates its own): a std::vector's 16-byte alignment splits every
 // 64-byte pixel vector of the blocked layout over two cache lines.
@@ -163,12 +154,12 @@ void SetOpenMpThreads(int threads) {
 template <typename Fn>
 void TimeLoop(benchmark::State& state, double flops, const std::string& library, Fn run) {
   run();  // warm-up: scratch buffers, thread start-up
-  const double wall0 = WallSeconds(), cpu0 = ProcessCpuSeconds();
+  const double wall0 = bench::WallSeconds(), cpu0 = bench::ProcessCpuSeconds();
   for (auto _ : state) {
     run();
     benchmark::ClobberMemory();
   }
-  const double wall = WallSeconds() - wall0, cpu = ProcessCpuSeconds() - cpu0;
+  const double wall = bench::WallSeconds() - wall0, cpu = bench::ProcessCpuSeconds() - cpu0;
   const double gflop = flops * 1e-9 * static_cast<double>(state.iterations());
   state.counters["GFLOP/s"] = gflop / wall;
   state.counters["GFLOP/cpu_s"] = gflop / cpu;

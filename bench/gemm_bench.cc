@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "bench/rate_recorder.h"
 #include "benchmark/benchmark.h"
 #include "kernels/cpu/cpu_features.h"
@@ -52,28 +53,18 @@ struct Operands {
   }
 };
 
-double ProcessCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-double WallSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Times the benchmark loop around `gemm` and reports both rates.
 template <typename Fn>
 void TimeGemm(benchmark::State& state, int shape, const std::string& library, Fn gemm) {
   const GemmShape& s = kShapes[shape];
   const double flops = 2.0 * s.m * s.n * s.k;
   gemm();  // warm-up: packing buffers, thread start-up
-  const double wall0 = WallSeconds(), cpu0 = ProcessCpuSeconds();
+  const double wall0 = bench::WallSeconds(), cpu0 = bench::ProcessCpuSeconds();
   for (auto _ : state) {
     gemm();
     benchmark::ClobberMemory();
   }
-  const double wall = WallSeconds() - wall0, cpu = ProcessCpuSeconds() - cpu0;
+  const double wall = bench::WallSeconds() - wall0, cpu = bench::ProcessCpuSeconds() - cpu0;
   const double gflop = flops * 1e-9 * static_cast<double>(state.iterations());
   state.counters["GFLOP/s"] = gflop / wall;
   state.counters["GFLOP/cpu_s"] = gflop / cpu;

@@ -27,6 +27,7 @@
 #include <tuple>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "bench/rate_recorder.h"
 #include "benchmark/benchmark.h"
 #include "graph/attribute.h"
@@ -123,25 +124,15 @@ const std::vector<Case>& Cases() {
   return *cases;
 }
 
-double ProcessCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + 1e-9 * ts.tv_nsec;
-}
-
-double WallSeconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 template <typename Fn>
 void TimeLoop(benchmark::State& state, double bytes, const std::string& label, Fn run) {
   run();  // warm-up: first touch of the buffers, thread start-up
-  const double wall0 = WallSeconds(), cpu0 = ProcessCpuSeconds();
+  const double wall0 = bench::WallSeconds(), cpu0 = bench::ProcessCpuSeconds();
   for (auto _ : state) {
     run();
     benchmark::ClobberMemory();
   }
-  const double wall = WallSeconds() - wall0, cpu = ProcessCpuSeconds() - cpu0;
+  const double wall = bench::WallSeconds() - wall0, cpu = bench::ProcessCpuSeconds() - cpu0;
   const double gb = bytes * 1e-9 * static_cast<double>(state.iterations());
   state.counters["GB/s"] = gb / wall;
   state.counters["GB/cpu_s"] = gb / cpu;

@@ -6,19 +6,19 @@
 //
 // With --benchmark_report_aggregates_only or --benchmark_display_aggregates_only the
 // reporter sees no single repetition, only the aggregates: the "median" aggregate then
-// stands for the repetitions.
+// stands for the repetitions. (The programs that use it link bench_util.cc.)
 #ifndef TESSERA_BENCH_RATE_RECORDER_H_
 #define TESSERA_BENCH_RATE_RECORDER_H_
 
-#include "benchmark/benchmark.h"
-
-#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include "bench/bench_util.h"
+#include "benchmark/benchmark.h"
 
 namespace tsr::bench {
 
@@ -66,11 +66,10 @@ class RateRecorder : public benchmark::ConsoleReporter {
 
 // The median of the wall (or cpu) rates; 0 for none.
 inline double MedianRate(const Rates* rates, bool cpu) {
-  if (rates == nullptr || rates->empty()) return 0;
+  if (rates == nullptr) return 0;
   std::vector<double> v;
   for (const auto& [wall_rate, cpu_rate] : *rates) v.push_back(cpu ? cpu_rate : wall_rate);
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  return Median(std::move(v));
 }
 
 }  // namespace tsr::bench
