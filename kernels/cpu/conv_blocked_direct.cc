@@ -341,13 +341,13 @@ void RunBlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t ba
   // 256-512 shortcut: 512 KB), which then go group by group over the rows of a dense
   // image copied first. Same terms in the same order: same floats.
   constexpr int64_t kRowOrderMaxWeightFloats = int64_t{64} << 10;  // 256 KB: half of a Zen core's L2
-  if (x_blocked && IsStridedPointwise(g) && ActiveCpuIsa() == CpuIsa::kAvx2 &&
-      BlockedDirectWeightFloats(g) <= std::max(in_blocks * kLanes * out_pixels, kRowOrderMaxWeightFloats)) {
-    const StridedRows rows(g, x);
-    RunBlockedDirectConv(DenseOfStrided(g), packed, batch, x, true, bias, residual, activation, y, parallel_for, &rows);
-    return;
-  }
   if (x_blocked && IsStridedPointwise(g) && ActiveCpuIsa() == CpuIsa::kAvx2) {
+    const ConvGeometry dense = DenseOfStrided(g);
+    if (BlockedDirectWeightFloats(g) <= std::max(in_blocks * kLanes * out_pixels, kRowOrderMaxWeightFloats)) {
+      const StridedRows rows(g, x);
+      RunBlockedDirectConv(dense, packed, batch, x, true, bias, residual, activation, y, parallel_for, &rows);
+      return;
+    }
     thread_local AlignedFloatBuffer gathered_buffer;
     float* const gathered = gathered_buffer.Get(batch * in_blocks * out_pixels * kLanes);
     RunParallelFor(parallel_for, batch * in_blocks * w.out[1], w.out[2] * kLanes, [&](int64_t begin, int64_t end) {
@@ -360,8 +360,7 @@ void RunBlockedDirectConv(const ConvGeometry& g, const float* packed, int64_t ba
         }
       }
     });
-    RunBlockedDirectConv(DenseOfStrided(g), packed, batch, gathered, true, bias, residual, activation, y,
-                         parallel_for, nullptr);
+    RunBlockedDirectConv(dense, packed, batch, gathered, true, bias, residual, activation, y, parallel_for, nullptr);
     return;
   }
 
