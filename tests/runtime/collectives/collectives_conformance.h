@@ -651,8 +651,7 @@ TEST_P(CollectivesConformanceTest, NameReduceOpAndDTypeMismatchesFailOnEveryRank
     for (int r = 0; r < world(); ++r) tensors.emplace_back(r == odd_rank ? c.odd_dtype : DType::kF32, Shape({4}));
     const std::vector<absl::Status> statuses = OnEveryRank([&](Collectives& coll) {
       const bool odd = coll.rank() == odd_rank;
-      return coll.AllReduce(tensors[coll.rank()], odd ? c.odd_op : ReduceOp::kSum, odd ? c.odd_name : "grad/w1")
-          .Wait();
+      return coll.AllReduce(tensors[coll.rank()], odd ? c.odd_op : ReduceOp::kSum, odd ? c.odd_name : "grad/w1").Wait();
     });
     for (int r : local_ranks()) ExpectMismatch(statuses[r], r, c.expected);
   }
@@ -673,8 +672,8 @@ TEST_P(CollectivesConformanceTest, WrongOutputShapeAndUnreducibleDTypeFailOnEver
                    absl::StrCat("all_gather 'acts' (seq 0): rank 1's output is f32[", 3 * world() - 1, ",2] but f32[",
                                 3 * world(), ",2] is needed"));
   }
-  statuses = OnEveryRank(
-      [&](Collectives& coll) { return coll.AllReduce(halves[coll.rank()], ReduceOp::kSum, "h").Wait(); });
+  statuses =
+      OnEveryRank([&](Collectives& coll) { return coll.AllReduce(halves[coll.rank()], ReduceOp::kSum, "h").Wait(); });
   for (int r : local_ranks()) ExpectMismatch(statuses[r], r, "all_reduce 'h' (seq 1): dtype f16 cannot be reduced");
 }
 

@@ -343,13 +343,11 @@ class MpiDataMovementStallTest : public testing::Test {
     ASSERT_TRUE(found && tag_ub != nullptr);
     {
       mpi_internal::DescriptorExchange exchange(collectives, rank_, world_, /*notice_tag=*/*tag_ub);
-      ASSERT_EQ(mpi_internal::EagerPayloadBytes(
-                    MakeDescriptor(CollectiveKind::kAllReduce, name, grad.type(), {}, ReduceOp::kSum), world_),
-                0u)
+      const CollectiveDescriptor mine =
+          MakeDescriptor(CollectiveKind::kAllReduce, name, grad.type(), {}, ReduceOp::kSum);
+      ASSERT_EQ(mpi_internal::EagerPayloadBytes(mine, world_), 0u)
           << "the tensor should be moved by MPI's all-reduce, not eagerly";
-      exchange.Start(/*tag=*/0, /*seq=*/0,
-                     MakeDescriptor(CollectiveKind::kAllReduce, name, grad.type(), {}, ReduceOp::kSum), grad,
-                     kTimeout);
+      exchange.Start(/*tag=*/0, /*seq=*/0, mine, grad, kTimeout);
       exchange.Post();
       std::vector<mpi_internal::ParkedRequests> parked;
       absl::StatusOr<bool> done = exchange.Progress(/*wait=*/true, &parked);
@@ -357,8 +355,8 @@ class MpiDataMovementStallTest : public testing::Test {
       ASSERT_TRUE(*done);
       exchange.End();
       absl::SleepFor(kHoldBack);
-      ASSERT_EQ(MPI_Allreduce(MPI_IN_PLACE, grad.raw_data(), static_cast<int>(grad.num_elements()), MPI_FLOAT,
-                              MPI_SUM, collectives),
+      ASSERT_EQ(MPI_Allreduce(MPI_IN_PLACE, grad.raw_data(), static_cast<int>(grad.num_elements()), MPI_FLOAT, MPI_SUM,
+                              collectives),
                 MPI_SUCCESS);
       exchange.CancelNoticeReceives();
     }
@@ -371,14 +369,13 @@ class MpiDataMovementStallTest : public testing::Test {
   int silent_ = 0;
 };
 
-// The others' side: `wait_for` issues all_reduce 'grad/w1' as seq 0 (and
-// perhaps more collectives) and waits for it in its own way, returning its status. At
+// The others' side: `wait_for` issues all_reduce 'grad/w1' as seq 0 (and perhaps more
+// collectives) and waits for it in its own way, returning its status. At
 // the timeout the watchdog fails it, naming the collective and the waiting rank, and
 // poisons the communicator; the waiting thread sees that at once, not when MPI returns
 // (a rank that died never comes). The communicator then shuts down cleanly once the
 // silent rank has come.
-void ExpectStallReported(int rank,
-                         const std::function<absl::Status(Collectives&)>& wait_for) {
+void ExpectStallReported(int rank, const std::function<absl::Status(Collectives&)>& wait_for) {
   CollectivesOptions options;
   options.timeout = MpiDataMovementStallTest::kTimeout;
   absl::StatusOr<std::unique_ptr<MpiCollectives>> comm = MpiCollectives::Create(options);
