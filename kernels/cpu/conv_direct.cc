@@ -1,6 +1,7 @@
 // Direct small-channel Conv and ConvGradFilter (conv_direct.h): the geometry of the
 // padded planes, the per-image copies into them, the threading and the ordered
-// reduction over images; the arithmetic is in conv_direct_avx2.cc.
+// reduction over images; the arithmetic is in conv_direct_avx2.cc (and the
+// forward pass in AVX-512, conv_direct_avx512.cc).
 #include "kernels/cpu/conv_direct.h"
 
 #include <algorithm>
@@ -88,41 +89,72 @@ bool AllFinite(const float* x, int64_t n) {
 }
 
 void DirectConv(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, int64_t group, const float* x,
-                const float* weights, const float* bias, float* y, const ParallelForFn& parallel_for) {
+                const float* weights, const float* bias, float* y, const ParallelForFn& parallel_for,
+                const DirectConvPlanesDoneFn* planes_done) {
   const int64_t c_per_group = channels / group, m_per_group = out_channels / group;
   const int64_t rows = c_per_group * w.taps();
-  const PaddedPlanes planes(w, c_per_group, kDirectForwardPixelStep);
+  const bool avx512 = ActiveCpuIsa() >= CpuIsa::kAvx512;
+  const int64_t block_channels = avx512 ? kDirectForwardChannelsAvx512 : kDirectForwardChannels;
+  const PaddedPlanes planes(w, c_per_group, avx512 ? kDirectForwardPixelStepAvx512 : kDirectForwardPixelStep);
   const int64_t out_w = w.out[2], out_pixels = w.out[1] * out_w;
 
-  // Each group's weights in ConvDirectForwardAvx2's blocks of output channels.
+  // Each group's weights in the forward loop's blocks of output channels.
   std::vector<float> packed(static_cast<size_t>(out_channels * rows));
   for (int64_t g = 0; g < group; ++g) {
     const float* wg = weights + g * m_per_group * rows;
     float* pg = packed.data() + g * m_per_group * rows;
-    for (int64_t m0 = 0; m0 < m_per_group; m0 += kDirectForwardChannels) {
-      const int64_t mb = std::min(kDirectForwardChannels, m_per_group - m0);
+    for (int64_t m0 = 0; m0 < m_per_group; m0 += block_channels) {
+      const int64_t mb = std::min(block_channels, m_per_group - m0);
       for (int64_t r = 0; r < rows; ++r) {
         for (int64_t i = 0; i < mb; ++i) pg[m0 * rows + r * mb + i] = wg[(m0 + i) * rows + r];
       }
     }
   }
 
+  // AVX-512: where each vector of padded-row pixels lands in an output plane.
+  std::vector<uint16_t> store_lanes;
+  std::vector<int64_t> store_first;
+  if (avx512) {
+    const int64_t vectors = planes.pixels / kDirectForwardPixelStepAvx512;
+    store_lanes.resize(static_cast<size_t>(vectors));
+    store_first.resize(static_cast<size_t>(vectors));
+    for (int64_t v = 0; v < vectors; ++v) {
+      const int64_t q0 = v * kDirectForwardPixelStepAvx512;
+      store_first[v] = std::min(q0 / planes.width * out_w + std::min(q0 % planes.width, out_w), out_pixels);
+      uint32_t lanes = 0;
+      for (int64_t l = 0; l < kDirectForwardPixelStepAvx512; ++l) {
+        const int64_t q = q0 + l;
+        if (q / planes.width < w.out[1] && q % planes.width < out_w) lanes |= 1u << l;
+      }
+      store_lanes[v] = static_cast<uint16_t>(lanes);
+    }
+  }
+  const DirectForwardStores stores{store_lanes.data(), store_first.data()};
+
   const int64_t cost = 2 * m_per_group * rows * planes.pixels;
   RunParallelFor(parallel_for, batch * group, cost, [&](int64_t begin, int64_t end) {
     thread_local AlignedFloatBuffer plane_buffer, out_buffer;
     float* xp = plane_buffer.Get(c_per_group * planes.plane);
-    float* out = out_buffer.Get(m_per_group * planes.pixels);
+    float* out = avx512 ? nullptr : out_buffer.Get(m_per_group * planes.pixels);
     std::fill_n(xp, c_per_group * planes.plane, 0.0f);
     for (int64_t u = begin; u < end; ++u) {
       const int64_t n = u / group, g = u % group;
       planes.Fill(w, c_per_group, x + (n * channels + g * c_per_group) * w.in[1] * w.in[2], xp);
-      ConvDirectForwardAvx2(xp, planes.offsets.data(), rows, packed.data() + g * m_per_group * rows, m_per_group,
-                            planes.pixels, out, planes.pixels);
-      float* yu = y + (n * out_channels + g * m_per_group) * out_pixels;
-      for (int64_t m = 0; m < m_per_group; ++m) {
-        CopyRowsAddBiasAvx2(out + m * planes.pixels, planes.width, w.out[1], out_w,
-                            bias != nullptr ? bias[g * m_per_group + m] : 0.0f, yu + m * out_pixels);
+      const float* wg = packed.data() + g * m_per_group * rows;
+      const float* bg = bias != nullptr ? bias + g * m_per_group : nullptr;
+      const int64_t first_plane = n * out_channels + g * m_per_group;
+      float* yu = y + first_plane * out_pixels;
+      if (avx512) {
+        ConvDirectForwardAvx512(xp, planes.offsets.data(), rows, wg, m_per_group, planes.pixels, stores, bg, yu,
+                                out_pixels);
+      } else {
+        ConvDirectForwardAvx2(xp, planes.offsets.data(), rows, wg, m_per_group, planes.pixels, out, planes.pixels);
+        for (int64_t m = 0; m < m_per_group; ++m) {
+          CopyRowsAddBiasAvx2(out + m * planes.pixels, planes.width, w.out[1], out_w, bg != nullptr ? bg[m] : 0.0f,
+                              yu + m * out_pixels);
+        }
       }
+      if (planes_done != nullptr) (*planes_done)(first_plane, first_plane + m_per_group);
     }
   });
 }

@@ -5,19 +5,20 @@
 // direct loops (conv_direct_rows.h) instead copy each image into zero-padded planes
 // whose row stride is the padded width, so that every (channel, tap) is one constant
 // offset into them, and run over all pixels of an image at once:
-//   - Conv: blocks of 4 output channels x 24 pixels in registers, the input read
-//     once per tap and block, the weights broadcast;
+//   - Conv: blocks of 4 output channels x 24 pixels (AVX-512: 6 x 64) in registers,
+//     the input read once per tap and block, the weights broadcast;
 //   - ConvGradFilter: blocks of 4 output channels x 3 taps (3 x 4 when the channels
 //     do not come in fours), each a dot product of an output-gradient plane with
 //     the shifted input, over all pixels of 4 images before one reduction.
 // The padded width makes each row (padded width - output width) columns longer; those
 // extra pixels are computed and dropped (Conv) or meet a zero gradient
 // (ConvGradFilter), so a plane may be at most twice as wide as the output.
-// AVX2 only: at lower ISA levels the callers keep their GEMM paths.
+// AVX2 and up: at lower ISA levels the callers keep their GEMM paths.
 #ifndef TESSERA_KERNELS_CPU_CONV_DIRECT_H_
 #define TESSERA_KERNELS_CPU_CONV_DIRECT_H_
 
 #include <cstdint>
+#include <functional>
 
 #include "kernels/cpu/conv_window.h"
 #include "kernels/kernel.h"
@@ -43,11 +44,18 @@ inline constexpr int64_t kMaxDirectConvTransposeRows = 400;
 // output.
 bool DirectConvApplies(const Window3d& w, int64_t c_per_group, int64_t max_rows = kMaxDirectConvRows);
 
+// Called by DirectConv with output planes [plane_begin, plane_end) of y (a plane: one
+// image's channel) once they are written, on the thread that wrote them: a fused
+// epilogue then finds them in its cache.
+using DirectConvPlanesDoneFn = std::function<void(int64_t plane_begin, int64_t plane_end)>;
+
 // Conv: y [batch, out_channels, out] from x [batch, channels, in], weights
 // [out_channels, channels / group, kernel], bias [out_channels] or null. Requires
-// DirectConvApplies. Threads split the (image, group) pairs.
+// DirectConvApplies. Threads split the (image, group) pairs; planes_done (if any) is
+// called for each pair's planes.
 void DirectConv(const Window3d& w, int64_t batch, int64_t channels, int64_t out_channels, int64_t group, const float* x,
-                const float* weights, const float* bias, float* y, const ParallelForFn& parallel_for);
+                const float* weights, const float* bias, float* y, const ParallelForFn& parallel_for,
+                const DirectConvPlanesDoneFn* planes_done = nullptr);
 
 // Whether every element of x[0, n) is finite. DirectConvGradFilter multiplies the
 // dropped pixels' zero gradients by real inputs, which is exact only for finite ones.

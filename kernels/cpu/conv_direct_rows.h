@@ -16,13 +16,39 @@ inline constexpr int64_t kDirectForwardVectors = 3;
 // ConvDirectForwardAvx2 computes pixels in steps of this many.
 inline constexpr int64_t kDirectForwardPixelStep = 8 * kDirectForwardVectors;
 
+// ConvDirectForwardAvx512's: up to 6 output channels by up to 4 16-float vectors of
+// pixels (24 accumulators of the 32 zmm registers; LeNet's first layer, 6 channels, is
+// one block), pixels in steps of one vector.
+inline constexpr int64_t kDirectForwardChannelsAvx512 = 6;
+inline constexpr int64_t kDirectForwardVectorsAvx512 = 4;
+inline constexpr int64_t kDirectForwardPixelStepAvx512 = 16;
+
 // out[m * out_stride + q] = sum over r < rows of W[m][r] * xp[offsets[r] + q], for
-// m < channels_out and q < pixels (a multiple of kDirectForwardPixelStep). The
-// weights come packed in blocks of kDirectForwardChannels output channels (the last
-// block may be smaller): block m0 (size mb) at packed_weights + m0 * rows, with
-// W[m0 + i][r] at r * mb + i. Reads xp[offsets[r] + q] for every r and q.
+// m < channels_out and q < pixels (a multiple of kDirectForwardPixelStep), each sum
+// one multiply-add per r in order. The weights come packed in blocks of
+// kDirectForwardChannels output channels (the last block may be smaller): block m0
+// (size mb) at packed_weights + m0 * rows, with W[m0 + i][r] at r * mb + i. Reads
+// xp[offsets[r] + q] for every r and q.
 void ConvDirectForwardAvx2(const float* xp, const int64_t* offsets, int64_t rows, const float* packed_weights,
                            int64_t channels_out, int64_t pixels, float* out, int64_t out_stride);
+
+// Where ConvDirectForwardAvx512 stores the sums of pixel vector v (pixels [16 v,
+// 16 v + 16) of the padded rows): the lanes set in lanes[v] (the pixels of output
+// columns, in rows that exist), packed together, at element first[v] of each output
+// plane. Consecutive valid pixels are consecutive output elements, so the vector's
+// valid lanes are one contiguous run of the plane however many rows it spans.
+struct DirectForwardStores {
+  const uint16_t* lanes;
+  const int64_t* first;
+};
+
+// The same sums as ConvDirectForwardAvx2 (one multiply-add per r in order, then
+// + bias[m], bias may be null), in blocks of kDirectForwardChannelsAvx512 channels
+// (packed likewise), pixels a multiple of kDirectForwardPixelStepAvx512, written
+// straight into the output planes y + m * y_stride through `stores`.
+void ConvDirectForwardAvx512(const float* xp, const int64_t* offsets, int64_t rows, const float* packed_weights,
+                             int64_t channels_out, int64_t pixels, const DirectForwardStores& stores, const float* bias,
+                             float* y, int64_t y_stride);
 
 // A set of images for ConvDirectGradFilterAvx2: image n's padded input planes at
 // xp + n * x_image, its output-gradient planes (zero in the dropped pixels) at

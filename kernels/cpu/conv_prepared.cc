@@ -304,9 +304,14 @@ bool ConvForward(const PreparedConvWeights& prepared, int64_t batch, const float
       WinogradConvPacked(w, prepared.winograd_tile_, batch, geo.channels, geo.out_channels, prepared.packed_, x, bias,
                          y, parallel_for);
       return false;
-    case ConvAlgorithm::kDirect:
-      DirectConv(w, batch, geo.channels, geo.out_channels, geo.group, x, prepared.raw_, bias, y, parallel_for);
-      return false;
+    case ConvAlgorithm::kDirect: {
+      const DirectConvPlanesDoneFn planes_done = [&](int64_t begin, int64_t end) {
+        (*epilogue)(begin, end, 0, pixels);
+      };
+      DirectConv(w, batch, geo.channels, geo.out_channels, geo.group, x, prepared.raw_, bias, y, parallel_for,
+                 epilogue != nullptr ? &planes_done : nullptr);
+      return epilogue != nullptr;
+    }
     case ConvAlgorithm::kBlockedDirect: {
       // The blocked output in this thread's buffer (reused: megabytes at a CNN's first
       // layer), then unblocked into y.

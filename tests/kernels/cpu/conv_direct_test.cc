@@ -1,6 +1,6 @@
 // The direct small-channel paths of the cpu Conv and ConvGradFilter kernels
 // (kernels/cpu/conv_direct.h) against the reference kernels, at every ISA level and
-// at 1 and 3 threads: LeNet's layers, every register-block tail (1 to 9 output
+// at 1 and 3 threads: LeNet's layers, every register-block tail (1 to 13 output
 // channels, 1 to 4 taps per block), asymmetric pads, dilations, groups, 1-D, inputs
 // that are all padding, randomized stride-1 shapes, the cases the rule declines, an
 // infinite input (which ConvGradFilter leaves to its GEMM path), and bit-identical
@@ -112,13 +112,25 @@ TEST_P(ConvDirectTest, LeNetLayers) {
   Check({.x = {5, 6, 14, 14}, .m = 16, .kernel = {5, 5}}, true, 2);
 }
 
-// 1 to 9 output channels cover every tail of the 4-channel (Conv) and 3-channel
-// (ConvGradFilter) blocks; 1 to 7 taps every tail of the 4-tap blocks.
+// 1 to 13 output channels cover every tail of the 4-channel (Conv in AVX2), 6-channel
+// (Conv in AVX-512) and 3-channel (ConvGradFilter) blocks; 1 to 7 taps every tail of
+// the 4-tap blocks.
 TEST_P(ConvDirectTest, BlockTails) {
   uint32_t seed = 10;
-  for (int64_t m = 1; m <= 9; ++m)
+  for (int64_t m = 1; m <= 13; ++m)
     Check({.x = {2, 2, 7, 9}, .m = m, .kernel = {2, 3}, .pads = {1, 1, 0, 1}}, true, seed++);
   for (int64_t kw = 1; kw <= 7; ++kw) Check({.x = {2, 1, 5, 13}, .m = 4, .kernel = {1, kw}}, true, seed++);
+}
+
+// AVX-512 stores each 16-pixel vector's valid lanes as one run of the output plane:
+// rows narrower than a vector (a vector then spans three rows and their padding
+// columns), rows of exactly one and two vectors, and planes whose last vector holds
+// only a few real pixels.
+TEST_P(ConvDirectTest, OutputRowsAcrossVectors) {
+  uint32_t seed = 40;
+  for (int64_t in_w : {3, 5, 14, 16, 28, 30, 33}) {
+    Check({.x = {2, 2, 7, in_w}, .m = 7, .kernel = {3, 3}, .pads = {1, 1, 1, 1}}, true, seed++);
+  }
 }
 
 TEST_P(ConvDirectTest, EveryVariant) {
