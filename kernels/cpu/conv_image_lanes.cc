@@ -64,7 +64,7 @@ void ImageLanesConv(const Window3d& w, int64_t batch, int64_t channels, int64_t 
   const int64_t in_h = w.in[1], in_w = w.in[2], out_h = w.out[1], out_w = w.out[2];
   const int64_t kernel_h = w.kernel[1], kernel_w = w.kernel[2], taps = kernel_h * kernel_w;
   const int64_t pad_left = w.pad_begin[2], padded_w = in_w + pad_left + w.pad_end[2];
-  const int64_t in_pixels = in_h * in_w, out_pixels = out_h * out_w;
+  const int64_t out_pixels = out_h * out_w;
 
   // [out_channels, channels, taps] -> [channels, taps, out_channels]: one tap's output
   // channels side by side.
