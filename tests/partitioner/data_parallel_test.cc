@@ -33,7 +33,9 @@ void ExpectDataParallelCollectives(const PartitionedProgram& program) {
   int gradient_reductions = 0;
   for (const CollectiveReason& r : program.collectives) {
     if (r.collective.rfind("AllReduce", 0) == 0 && r.consumer.find("input") != std::string::npos) ++gradient_reductions;
-    if (r.collective.rfind("AllGather", 0) == 0) EXPECT_EQ(r.consumer, "output 'logits'") << program.Explain();
+    if (r.collective.rfind("AllGather", 0) == 0) {
+      EXPECT_EQ(r.consumer, "output 'logits'") << program.Explain();
+    }
   }
   EXPECT_GE(gradient_reductions, 2) << program.Explain();
 }

@@ -43,7 +43,9 @@ void ExpectAllToAll(const Shape& shape, int from, int to, int devices) {
   moved.dims[to] = {0};
   EXPECT_EQ(p->collectives[0].to, moved.ToString(p->mesh)) << p->Explain();
   for (const CollectiveReason& r : p->collectives) {
-    if (r.collective.rfind("AllGather", 0) == 0) EXPECT_EQ(r.consumer, "output 'y'") << p->Explain();
+    if (r.collective.rfind("AllGather", 0) == 0) {
+      EXPECT_EQ(r.consumer, "output 'y'") << p->Explain();
+    }
   }
 
   std::mt19937 rng(17);

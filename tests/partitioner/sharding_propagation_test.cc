@@ -30,7 +30,9 @@ TEST(DeviceMeshTest, RejectsMalformedMeshes) {
   for (const char* text : {"", "data", "data=0", "data=2,data=2", "=2", "data=x"}) {
     absl::StatusOr<DeviceMesh> mesh = DeviceMesh::Parse(text);
     EXPECT_FALSE(mesh.ok()) << text;
-    if (!mesh.ok()) EXPECT_NE(mesh.status().message().find("mesh"), std::string::npos) << mesh.status();
+    if (!mesh.ok()) {
+      EXPECT_NE(mesh.status().message().find("mesh"), std::string::npos) << mesh.status();
+    }
   }
 }
 

@@ -69,7 +69,9 @@ void ExpectSameTraining(double dropout, std::shared_ptr<const Strategy> strategy
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(mirrored_log.str().find("does not compile"), std::string::npos) << mirrored_log.str();
   // A program the compiler refused would run on the interpreter, passing unnoticed.
-  if (device_compiler) EXPECT_EQ(mirrored_log.str().find("(interpreted:"), std::string::npos) << mirrored_log.str();
+  if (device_compiler) {
+    EXPECT_EQ(mirrored_log.str().find("(interpreted:"), std::string::npos) << mirrored_log.str();
+  }
   ASSERT_EQ(a->epochs.size(), b->epochs.size());
   for (size_t e = 0; e < a->epochs.size(); ++e) {
     EXPECT_LE(Relative(b->epochs[e].train_loss, a->epochs[e].train_loss), 1e-5) << "epoch " << e;

@@ -80,7 +80,9 @@ void CheckModel(const std::string& dir, const std::string& name) {
               FormatFusionReport(after).c_str(), static_cast<long long>(after.library_kernels),
               static_cast<long long>(after.ops_in_fusions), static_cast<long long>(after.ops_in_epilogues));
   EXPECT_LT(after.kernels, before.kernels);
-  if (name == "gpt_block") EXPECT_EQ(after.attention_blocks, 1);
+  if (name == "gpt_block") {
+    EXPECT_EQ(after.attention_blocks, 1);
+  }
 
   InlineFusions(**module);
   ASSERT_TRUE(mlir::succeeded(mlir::verify(**module)));

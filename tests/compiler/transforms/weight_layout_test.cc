@@ -1,10 +1,11 @@
 // tsr-weight-layout on graphs: Gemm (transB = 1, with and without transA and a bias) and a
 // fused Dense layer keep their outputs (interpreter, 1e-5 relative) with the weights stored
 // row-major, and B operands that are not constants stay transposed.
+#include "compiler/transforms/weight_layout.h"
+
 #include <random>
 
 #include "compiler/transforms/epilogue_fusion.h"
-#include "compiler/transforms/weight_layout.h"
 #include "gtest/gtest.h"
 #include "tests/compiler/transforms/pass_test_util.h"
 
@@ -59,7 +60,9 @@ TEST(WeightLayout, FusedDenseLayerKeepsItsOutput) {
   ASSERT_TRUE(after.ok()) << after.status();
   ASSERT_EQ(pass_test::CountOp(*after, "FusedMatMul"), 1);
   for (const Node* node : after->nodes()) {
-    if (node->op() == "FusedMatMul") EXPECT_EQ(node->FindAttr("transpose_b")->i(), 0);
+    if (node->op() == "FusedMatMul") {
+      EXPECT_EQ(node->FindAttr("transpose_b")->i(), 0);
+    }
   }
   pass_test::ExpectSameOutputs(*graph, *after, {{"x", RandomTensor(DType::kF32, {3, 16}, rng)}}, 1e-5);
 }
