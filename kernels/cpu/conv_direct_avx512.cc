@@ -9,6 +9,7 @@
 // point of conv_direct_rows.h has internal linkage.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cpu/conv_direct_rows.h"
@@ -66,30 +67,26 @@ inline void ForwardBlock(const float* xp, const int64_t* offsets, int64_t rows, 
   }
 }
 
+// ForwardBlock's and ForwardChannels' signature (the int64_t: q, or pixels).
+using KernelFn = void (*)(const float*, const int64_t*, int64_t, const float*, int64_t, const BlockOutput&);
+
 // All pixels of kMb channels: steps of 4 vectors, then one narrower step for the rest.
 template <int kMb>
 void ForwardChannels(const float* xp, const int64_t* offsets, int64_t rows, const float* w, int64_t pixels,
                      const BlockOutput& out) {
+  static constexpr KernelFn kTails[] = {&ForwardBlock<kMb, 1>, &ForwardBlock<kMb, 2>, &ForwardBlock<kMb, 3>};
   constexpr int64_t kStep = 16 * kDirectForwardVectorsAvx512;
   int64_t q = 0;
   for (; q + kStep <= pixels; q += kStep) ForwardBlock<kMb, kDirectForwardVectorsAvx512>(xp, offsets, rows, w, q, out);
-  switch ((pixels - q) / 16) {
-    case 3:
-      ForwardBlock<kMb, 3>(xp, offsets, rows, w, q, out);
-      break;
-    case 2:
-      ForwardBlock<kMb, 2>(xp, offsets, rows, w, q, out);
-      break;
-    case 1:
-      ForwardBlock<kMb, 1>(xp, offsets, rows, w, q, out);
-      break;
-    default:
-      break;
-  }
+  if (const int64_t tail = (pixels - q) / 16; tail > 0) kTails[tail - 1](xp, offsets, rows, w, q, out);
 }
 
+// ForwardChannels by block size, 1 to kDirectForwardChannelsAvx512.
+constexpr KernelFn kForwardChannels[] = {&ForwardChannels<1>, &ForwardChannels<2>, &ForwardChannels<3>,
+                                         &ForwardChannels<4>, &ForwardChannels<5>, &ForwardChannels<6>};
+
 static_assert(kDirectForwardChannelsAvx512 == 6 && kDirectForwardVectorsAvx512 == 4,
-              "ConvDirectForwardAvx512's dispatch below and its register budget assume a 6 x 4 block");
+              "kForwardChannels and the register budget assume a 6 x 4 block");
 
 }  // namespace
 
@@ -97,28 +94,9 @@ void ConvDirectForwardAvx512(const float* xp, const int64_t* offsets, int64_t ro
                              int64_t channels_out, int64_t pixels, const DirectForwardStores& stores, const float* bias,
                              float* y, int64_t y_stride) {
   for (int64_t m = 0; m < channels_out; m += kDirectForwardChannelsAvx512) {
-    const float* w = packed_weights + m * rows;
     const BlockOutput out{&stores, bias != nullptr ? bias + m : nullptr, y + m * y_stride, y_stride};
-    switch (channels_out - m < kDirectForwardChannelsAvx512 ? channels_out - m : kDirectForwardChannelsAvx512) {
-      case 6:
-        ForwardChannels<6>(xp, offsets, rows, w, pixels, out);
-        break;
-      case 5:
-        ForwardChannels<5>(xp, offsets, rows, w, pixels, out);
-        break;
-      case 4:
-        ForwardChannels<4>(xp, offsets, rows, w, pixels, out);
-        break;
-      case 3:
-        ForwardChannels<3>(xp, offsets, rows, w, pixels, out);
-        break;
-      case 2:
-        ForwardChannels<2>(xp, offsets, rows, w, pixels, out);
-        break;
-      default:
-        ForwardChannels<1>(xp, offsets, rows, w, pixels, out);
-        break;
-    }
+    kForwardChannels[std::min(channels_out - m, kDirectForwardChannelsAvx512) - 1](
+        xp, offsets, rows, packed_weights + m * rows, pixels, out);
   }
 }
 
