@@ -81,7 +81,14 @@ void BlockedDepthwiseRowsPortable(const BlockedDepthwiseRows& r) {
             }
             const int64_t at = ((oh - r.y_row0) * r.out_w + ow) * kChannelBlock;
             for (int64_t l = 0; l < kChannelBlock; ++l) {
-              y[at + l] = residual != nullptr ? acc[l] + residual[at + l] : acc[l];
+              float v = residual != nullptr ? acc[l] + residual[at + l] : acc[l];
+              if (r.clamp == BlockedDirectClamp::kRelu) {
+                v = v < 0.0f ? 0.0f : v;
+              } else if (r.clamp == BlockedDirectClamp::kClip) {
+                const float m = r.clamp_lo > v ? r.clamp_lo : v;  // max_ps(lo, v)
+                v = r.clamp_hi < m ? r.clamp_hi : m;              // min_ps(hi, m)
+              }
+              y[at + l] = v;
             }
           }
         }
@@ -145,6 +152,9 @@ void BlockedDepthwisePlan::Run(const BlockedDepthwiseSlice& s) const {
   r.oh_end = s.oh_end;
   r.x_row0 = s.x_row0;
   r.y_row0 = s.y_row0;
+  r.clamp = ClampInRegisters(activation_);
+  r.clamp_lo = activation_.min;
+  r.clamp_hi = activation_.max;
   if (isa_ >= CpuIsa::kAvx512) {
     BlockedDepthwiseRowsAvx512(r);
   } else if (isa_ >= CpuIsa::kAvx2) {
@@ -152,13 +162,14 @@ void BlockedDepthwisePlan::Run(const BlockedDepthwiseSlice& s) const {
   } else {
     BlockedDepthwiseRowsPortable(r);
   }
-  // The epilogue on the outputs just written, while they are in cache (one run: the slice
-  // has one block, or all the rows of its blocks); then the lanes past the channels back
-  // to zero (Sigmoid(0) and Clip's min are not).
+  // The activations not applied in registers (all but Relu and Clip) on the outputs just
+  // written, while they are in cache (one run: the slice has one block, or all the rows of
+  // its blocks); then the lanes past the channels back to zero (Sigmoid(0) and Clip's min
+  // are not).
   const int64_t rows = s.oh_end - s.oh_begin, y_rows = s.y_block / (out_w * kChannelBlock);
   const int64_t lanes = geometry_.channels - (ChannelBlocks(geometry_.channels) - 1) * kChannelBlock;
   const bool last_block_partial = lanes < kChannelBlock && s.block + s.blocks == ChannelBlocks(geometry_.channels);
-  if (activation_.kind != FusedActivationKind::kNone) {
+  if (activation_.kind != FusedActivationKind::kNone && r.clamp == BlockedDirectClamp::kNone) {
     float* run = s.y + (s.oh_begin - s.y_row0) * out_w * kChannelBlock;
     const int64_t pixels = (s.blocks - 1) * y_rows * out_w + rows * out_w;
     ApplyFusedEpilogue(activation_, nullptr, run, pixels * kChannelBlock, isa_);

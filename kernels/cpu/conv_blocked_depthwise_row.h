@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/conv_blocked_direct_row.h"
+
 namespace tsr {
 
 // Consecutive outputs [first, end) along one spatial dimension whose valid taps along it
@@ -28,7 +30,9 @@ struct BlockedDepthwiseBand {
 // the image's rows from x_row0 on (input row ih at x[(ih - x_row0) * in_w * 16]), y and
 // residual only the output rows from y_row0 on (a fused caller's band of rows in a scratch
 // buffer). The bands cover the output rows and columns in order (row_bands along H,
-// col_bands along W).
+// col_bands along W). Each output is then clamped as `clamp` says, in registers before
+// it is stored (BlockedDirectRow's operations: Relu "v < 0 ? 0 : v", Clip
+// "min(hi, max(lo, v))").
 struct BlockedDepthwiseRows {
   const float* x;
   const float* weights;
@@ -43,6 +47,8 @@ struct BlockedDepthwiseRows {
   int64_t n_col_bands;
   int64_t oh_begin, oh_end;
   int64_t x_row0 = 0, y_row0 = 0;
+  BlockedDirectClamp clamp = BlockedDirectClamp::kNone;
+  float clamp_lo = 0.0f, clamp_hi = 0.0f;  // kClip
 };
 void BlockedDepthwiseRowsAvx512(const BlockedDepthwiseRows& r);
 void BlockedDepthwiseRowsAvx2(const BlockedDepthwiseRows& r);

@@ -10,7 +10,7 @@
 // borders the taps that read inside the input. A rectangle is covered by tiles of W
 // columns by R rows, W * R independent sums in registers (bias first, then one
 // multiply-add per tap, each tap's weights loaded once per tile), stored with the
-// residual added.
+// residual added and the clamp (Relu, Clip) applied.
 //
 // Included ONLY by the per-ISA files: internal linkage throughout (see
 // gemm_microkernel_simd.h).
@@ -36,6 +36,8 @@ struct Rect {
   int64_t x_column;            // between the inputs of horizontally adjacent outputs
   int64_t x_row;               // between the inputs of vertically adjacent outputs
   int64_t y_row;               // from one output row to the next
+  BlockedDirectClamp clamp;    // applied before each store
+  float clamp_lo, clamp_hi;
 };
 
 // From one tile to the next (floats): the next W outputs of the rows, or the same
@@ -106,19 +108,22 @@ struct DepthwiseKernel {
           w_row += a.w_tap_row;
           x_row += a.x_tap_row;
         }
+        const Vec clamp_lo = V::Set1(a.clamp_lo), clamp_hi = V::Set1(a.clamp_hi);
 #pragma GCC unroll 4
         for (int b = 0; b < B; ++b) {
           float* y_b = y + b * walk.y;
-          if (residual != nullptr) {
-            const float* residual_b = residual + b * walk.y;
+          const float* residual_b = residual != nullptr ? residual + b * walk.y : nullptr;
 #pragma GCC unroll 16
-            for (int i = 0; i < kN; ++i) {
-              const int64_t at = (i / W) * y_row + (i % W) * kLanes;
-              V::StoreU(y_b + at, V::Add(acc[b][i], V::LoadU(residual_b + at)));
+          for (int i = 0; i < kN; ++i) {
+            const int64_t at = (i / W) * y_row + (i % W) * kLanes;
+            Vec v = acc[b][i];
+            if (residual_b != nullptr) v = V::Add(v, V::LoadU(residual_b + at));
+            if (a.clamp == BlockedDirectClamp::kRelu) {
+              v = V::Relu(v);
+            } else if (a.clamp == BlockedDirectClamp::kClip) {
+              v = V::Clip(v, clamp_lo, clamp_hi);
             }
-          } else {
-#pragma GCC unroll 16
-            for (int i = 0; i < kN; ++i) V::StoreU(y_b + (i / W) * y_row + (i % W) * kLanes, acc[b][i]);
+            V::StoreU(y_b + at, v);
           }
         }
         if (residual != nullptr) residual += B * walk.y;
@@ -190,6 +195,9 @@ struct DepthwiseKernel {
     a.x_column = r.stride_w * kLanes;
     a.x_row = r.stride_h * r.in_w * kLanes;
     a.y_row = r.out_w * kLanes;
+    a.clamp = r.clamp;
+    a.clamp_lo = r.clamp_lo;
+    a.clamp_hi = r.clamp_hi;
     for (int64_t rb = 0; rb < r.n_row_bands; ++rb) {
       const BlockedDepthwiseBand& rows = r.row_bands[rb];
       const int64_t oh_begin = rows.first > r.oh_begin ? rows.first : r.oh_begin;
