@@ -81,14 +81,8 @@ void BlockedDepthwiseRowsPortable(const BlockedDepthwiseRows& r) {
             }
             const int64_t at = ((oh - r.y_row0) * r.out_w + ow) * kChannelBlock;
             for (int64_t l = 0; l < kChannelBlock; ++l) {
-              float v = residual != nullptr ? acc[l] + residual[at + l] : acc[l];
-              if (r.clamp == BlockedDirectClamp::kRelu) {
-                v = v < 0.0f ? 0.0f : v;
-              } else if (r.clamp == BlockedDirectClamp::kClip) {
-                const float m = r.clamp_lo > v ? r.clamp_lo : v;  // max_ps(lo, v)
-                v = r.clamp_hi < m ? r.clamp_hi : m;              // min_ps(hi, m)
-              }
-              y[at + l] = v;
+              const float v = residual != nullptr ? acc[l] + residual[at + l] : acc[l];
+              y[at + l] = ClampLikeRegisters(r.clamp, r.clamp_lo, r.clamp_hi, v);
             }
           }
         }

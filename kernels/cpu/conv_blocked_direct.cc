@@ -110,13 +110,7 @@ void BlockedDirectRowPortable(const BlockedDirectRow& r) {
       float* y = r.y + o * r.y_block_stride + ow * kLanes;
       const float* z = r.residual != nullptr ? r.residual + o * r.y_block_stride + ow * kLanes : nullptr;
       for (int64_t l = 0; l < kLanes; ++l) {
-        float v = z != nullptr ? acc[l] + z[l] : acc[l];
-        if (r.clamp == BlockedDirectClamp::kRelu) {
-          v = v < 0.0f ? 0.0f : v;
-        } else if (r.clamp == BlockedDirectClamp::kClip) {
-          const float m = r.clamp_lo > v ? r.clamp_lo : v;  // max_ps(lo, v)
-          v = r.clamp_hi < m ? r.clamp_hi : m;              // min_ps(hi, m)
-        }
+        const float v = ClampLikeRegisters(r.clamp, r.clamp_lo, r.clamp_hi, z != nullptr ? acc[l] + z[l] : acc[l]);
         y[l] = l < lanes ? v : 0.0f;
       }
     }

@@ -127,9 +127,21 @@ class BlockedDepthwisePlan {
   CpuIsa isa_;
 };
 
-// The activation the direct and Winograd kernels apply to their sums in registers:
-// Relu and Clip; kNone for the others, which run as a pass over the stored outputs.
+// The activation the direct, Winograd and depthwise kernels apply to their sums in
+// registers: Relu and Clip; kNone for the others, which run as a pass over the stored
+// outputs.
 BlockedDirectClamp ClampInRegisters(const FusedActivation& act);
+
+// `clamp` on one float as the vector kernels apply it (the portable fallbacks):
+// Relu "v < 0 ? 0 : v", Clip max_ps(lo, v) then min_ps(hi, .).
+inline float ClampLikeRegisters(BlockedDirectClamp clamp, float lo, float hi, float v) {
+  if (clamp == BlockedDirectClamp::kRelu) return v < 0.0f ? 0.0f : v;
+  if (clamp == BlockedDirectClamp::kClip) {
+    const float m = lo > v ? lo : v;
+    return hi < m ? hi : m;
+  }
+  return v;
+}
 
 // Whether act(0) may differ from 0, so that the padding lanes need zeroing again after
 // an activation that runs as a pass over stored outputs.

@@ -124,12 +124,7 @@ void OutputPortableTile(const BlockedWinogradOutput& r) {
           if (r.bias != nullptr) y = y + r.bias[l];
           const int64_t offset = ((r.th * kM + a) * r.out_w + tw * kM + b) * kLanes + l;
           if (r.residual != nullptr) y = y + r.residual[offset];
-          if (r.clamp == BlockedDirectClamp::kRelu) {
-            y = y < 0.0f ? 0.0f : y;
-          } else if (r.clamp == BlockedDirectClamp::kClip) {
-            const float m = r.clamp_lo > y ? r.clamp_lo : y;  // max_ps(lo, y)
-            y = r.clamp_hi < m ? r.clamp_hi : m;              // min_ps(hi, m)
-          }
+          y = ClampLikeRegisters(r.clamp, r.clamp_lo, r.clamp_hi, y);
           r.y[offset] = l < r.lanes ? y : 0.0f;
         }
       }
