@@ -14,13 +14,16 @@
 // LoadU(p); StoreU(p, v); Zero(); Set1(x); Broadcast(x); Fma(w, v, acc) = w * v + acc
 // with v a Bcast, FmaV the same with v a Vec; Add; Sub; Mul; Relu(v) = v < 0 ? 0 : v;
 // Clip(v, lo, hi) = min(hi, max(lo, v)) (NaN passes through); FirstLanes(n) (n in
-// [0, 16]); StoreZeroing(p, v, mask): v with the lanes outside mask as +0.
+// [0, 16]); StoreZeroing(p, v, mask): v with the lanes outside mask as +0. ClampBlock<V>
+// applies a BlockedDirectClamp with them.
 #ifndef TESSERA_KERNELS_CPU_CHANNEL_BLOCK_SIMD_H_
 #define TESSERA_KERNELS_CPU_CHANNEL_BLOCK_SIMD_H_
 
 #include <immintrin.h>
 
 #include <cstdint>
+
+#include "kernels/cpu/conv_blocked_direct_row.h"
 
 namespace tsr {
 namespace {
@@ -130,6 +133,15 @@ struct Avx2Block {
   }
 };
 #endif  // __AVX2__ && __FMA__
+
+// `clamp` (conv_blocked_direct_row.h) on a vector, as the blocked kernels apply it to
+// their sums before they store them.
+template <class V>
+inline typename V::Vec ClampBlock(BlockedDirectClamp clamp, typename V::Vec v, typename V::Vec lo, typename V::Vec hi) {
+  if (clamp == BlockedDirectClamp::kRelu) return V::Relu(v);
+  if (clamp == BlockedDirectClamp::kClip) return V::Clip(v, lo, hi);
+  return v;
+}
 
 }  // namespace
 }  // namespace tsr

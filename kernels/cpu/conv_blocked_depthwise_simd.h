@@ -118,11 +118,7 @@ struct DepthwiseKernel {
             const int64_t at = (i / W) * y_row + (i % W) * kLanes;
             Vec v = acc[b][i];
             if (residual_b != nullptr) v = V::Add(v, V::LoadU(residual_b + at));
-            if (a.clamp == BlockedDirectClamp::kRelu) {
-              v = V::Relu(v);
-            } else if (a.clamp == BlockedDirectClamp::kClip) {
-              v = V::Clip(v, clamp_lo, clamp_hi);
-            }
+            v = ClampBlock<V>(a.clamp, v, clamp_lo, clamp_hi);
             V::StoreU(y_b + at, v);
           }
         }

@@ -102,11 +102,7 @@ struct DirectKernel {
       for (int j = 0; j < W; ++j) {
         Vec v = acc[o][j];
         if (z != nullptr) v = V::Add(v, V::LoadU(z + j * kLanes));
-        if (r.clamp == BlockedDirectClamp::kRelu) {
-          v = V::Relu(v);
-        } else if (r.clamp == BlockedDirectClamp::kClip) {
-          v = V::Clip(v, clamp_lo, clamp_hi);
-        }
+        v = ClampBlock<V>(r.clamp, v, clamp_lo, clamp_hi);
         V::StoreZeroing(y + j * kLanes, v, mask);
       }
     }

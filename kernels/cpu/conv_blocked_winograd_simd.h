@@ -153,11 +153,7 @@ struct WinogradKernel {
           if (r.bias != nullptr) y = V::Add(y, bias);
           const int64_t offset = (oy * r.out_w + ox) * kLanes;
           if (r.residual != nullptr) y = V::Add(y, V::LoadU(r.residual + offset));
-          if (r.clamp == BlockedDirectClamp::kRelu) {
-            y = V::Relu(y);
-          } else if (r.clamp == BlockedDirectClamp::kClip) {
-            y = V::Clip(y, lo, hi);
-          }
+          y = ClampBlock<V>(r.clamp, y, lo, hi);
           V::StoreZeroing(r.y + offset, y, mask);
         }
       }
