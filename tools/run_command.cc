@@ -3,6 +3,7 @@
 // from .npy files; prints the outputs, optionally writes them as .npy files and profiles the
 // run (Chrome trace + top-N op table).
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -13,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "graph/onnx/onnx_importer.h"
 #include "graph/proto/graph_def_io.h"
 #include "runtime/npy.h"
@@ -37,7 +39,7 @@ namespace {
 constexpr absl::string_view kUsage =
     "tessera run MODEL --input NAME=FILE.npy [--input ...] [--output-dir DIR] [--profile TRACE.json]\n"
     "                   [--threads N] [--device cpu|reference] [--interpret] [--top N] [--seed N]\n"
-    "                   [--warmup N]";
+    "                   [--warmup N] [--runs N]";
 constexpr absl::string_view kDescription =
     "Loads MODEL (a GraphDef: .pb or .tsrg binary, .pbtxt text; or an ONNX model, .onnx,\n"
     "opsets 11-18, symbolic dims as the batch dimension), feeds every signature\n"
@@ -56,7 +58,11 @@ constexpr absl::string_view kDescription =
     "writes a Chrome trace (open it in https://ui.perfetto.dev or chrome://tracing) and\n"
     "prints the ops that took longest; --warmup N runs the model N times first, untimed,\n"
     "so that the profile shows the steady state (the first run also pays for page faults,\n"
-    "first-touch allocations and cold caches). Variables are initialized from --seed.";
+    "first-touch allocations and cold caches). --runs N profiles N consecutive runs\n"
+    "instead of one (a single run's op times vary by tens of percent on a busy machine):\n"
+    "the trace shows them one after the other on the clock they ran, and the table's calls\n"
+    "and times add up over the N runs, with a line for the mean time of one run. The\n"
+    "outputs printed are the last run's. Variables are initialized from --seed.";
 
 // Takes every --input/-i out of `args` (FlagParser keeps only the last value of a
 // flag given twice); the rest is left for FlagParser. Stops at "--".
@@ -214,7 +220,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
 
   FlagParser flags;
   std::string unused_input, output_dir, profile_path, device = "cpu";
-  int64_t threads = 0, top = 10, seed = 0, warmup = 0;
+  int64_t threads = 0, top = 10, seed = 0, warmup = 0, runs = 1;
   flags.AddString("input", 'i', "NAME=FILE", &unused_input,
                   "feed signature input NAME from a .npy file (once per input)");
   flags.AddString("output-dir", 'o', "DIR", &output_dir, "write each output as DIR/<name>.npy");
@@ -224,6 +230,7 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   flags.AddInt("top", '\0', "N", &top, "with --profile, how many op types to list (default 10)");
   flags.AddInt("seed", '\0', "N", &seed, "seed of the variable initializers and random ops (default 0)");
   flags.AddInt("warmup", '\0', "N", &warmup, "untimed runs before the one whose outputs are printed (default 0)");
+  flags.AddInt("runs", '\0', "N", &runs, "with --profile, how many consecutive runs to time (default 1)");
   bool interpret = false;
   flags.AddBool("interpret", '\0', &interpret,
                 "run op by op with the interpreter (the oracle) instead of compiling the graph");
@@ -243,6 +250,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (top < 0) return UsageError(err, "run", "--top must not be negative");
   if (seed < 0) return UsageError(err, "run", "--seed must not be negative");
   if (warmup < 0 || warmup > 1000000) return UsageError(err, "run", "--warmup must be in [0, 1000000]");
+  if (runs < 1 || runs > 1000000) return UsageError(err, "run", "--runs must be in [1, 1000000]");
+  if (runs > 1 && profile_path.empty()) return UsageError(err, "run", "--runs needs --profile");
 
   // NAME=FILE pairs, checked before any file is read.
   std::vector<std::pair<std::string, std::string>> inputs;
@@ -316,9 +325,22 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
       return Failure(err, "run", warm.status());
     }
   }
-  RunMetadata metadata;
-  absl::StatusOr<std::vector<Tensor>> outputs = model->run(feeds, profile ? &metadata : nullptr);
-  if (!outputs.ok()) return Failure(err, "run", outputs.status());
+  // The profiled runs' op timings, each run's placed on the clock at its start.
+  Profiler profiler;
+  int64_t peak_bytes = 0;
+  absl::StatusOr<std::vector<Tensor>> outputs = absl::UnknownError("");
+  const auto first_start = std::chrono::steady_clock::now();
+  for (int64_t r = 0; r < runs; ++r) {
+    RunMetadata metadata;
+    const int64_t run_start_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - first_start).count();
+    outputs = model->run(feeds, profile ? &metadata : nullptr);
+    if (!outputs.ok()) return Failure(err, "run", outputs.status());
+    for (const OpTiming& t : metadata.timings) {
+      profiler.Record({t.node, t.op, run_start_ns + t.start_ns, t.duration_ns, t.thread});
+    }
+    peak_bytes = std::max(peak_bytes, metadata.peak_bytes);
+  }
 
   if (!output_dir.empty()) {
     std::error_code ec;
@@ -339,12 +361,18 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   }
 
   if (profile) {
-    Profiler profiler;
-    for (const OpTiming& t : metadata.timings) profiler.Record({t.node, t.op, t.start_ns, t.duration_ns, t.thread});
     if (absl::Status s = profiler.WriteChromeTrace(profile_path); !s.ok()) return Failure(err, "run", s);
-    out << "wrote a Chrome trace of " << metadata.timings.size() << " ops to " << profile_path << "; peak memory "
-        << metadata.peak_bytes << " bytes\n"
+    const std::vector<ProfileEvent> events = profiler.Events();
+    out << "wrote a Chrome trace of " << events.size() << " ops";
+    if (runs > 1) out << " (" << runs << " runs)";
+    out << " to " << profile_path << "; peak memory " << peak_bytes << " bytes\n"
         << profiler.TopTable(static_cast<int>(top));
+    if (runs > 1) {
+      int64_t total_ns = 0;
+      for (const ProfileEvent& e : events) total_ns += e.duration_ns;
+      out << absl::StrFormat("one run (mean of %d): %.3f ms of ops\n", runs,
+                             static_cast<double>(total_ns) / 1e6 / runs);
+    }
   }
   return kExitOk;
 }

@@ -250,6 +250,27 @@ assert len(set(a)) > 1, a' "$tmp/out/logits.npy" "$tmp/ref/logits.npy" || fail "
     expect_not_err "interpreter"
     expect_out "wrote a Chrome trace of 3 ops to $tmp/ctrace.json"
     [[ $out =~ FusedMatMul\ +3\  ]] || fail "expected a table row: FusedMatMul, 3 calls"
+    # Several profiled runs: one trace, one after the other; the table adds them up.
+    run "$tessera" run "$tmp/mlp.pb" -i "image=$tmp/image.npy" --profile "$tmp/runs.json" --runs 4
+    expect_code 0
+    expect_out "wrote a Chrome trace of 12 ops (4 runs) to $tmp/runs.json"
+    [[ $out =~ FusedMatMul\ +12\  ]] || fail "expected a table row: FusedMatMul, 12 calls"
+    [[ $out =~ one\ run\ \(mean\ of\ 4\):\ [0-9.]+\ ms\ of\ ops ]] || fail "expected the mean of one run"
+    if command -v python3 >/dev/null; then
+      python3 -c 'import json, sys
+x = sorted((e for e in json.load(open(sys.argv[1]))["traceEvents"] if e["ph"] == "X"), key=lambda e: e["ts"])
+assert len(x) == 12, x
+# Run after run: the three steps of one run, then those of the next.
+assert [e["args"]["op"] for e in x] == [e["args"]["op"] for e in x[:3]] * 4, x
+assert all(x[3 * r]["ts"] > x[3 * r - 3]["ts"] for r in range(1, 4)), x' \
+        "$tmp/runs.json" || fail "the four runs are not one after the other in the trace"
+    fi
+    run "$tessera" run "$tmp/mlp.pb" -i "image=$tmp/image.npy" --runs 2
+    expect_code 2
+    expect_err "--runs needs --profile"
+    run "$tessera" run "$tmp/mlp.pb" -i "image=$tmp/image.npy" --profile "$tmp/runs.json" --runs 0
+    expect_code 2
+    expect_err "--runs must be in [1, 1000000]"
     if command -v python3 >/dev/null; then
       python3 -c 'import struct, sys
 a, b = (struct.unpack("<20f", open(f, "rb").read()[128:]) for f in sys.argv[1:])
