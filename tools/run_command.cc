@@ -250,7 +250,8 @@ int RunRun(const std::vector<std::string>& args, std::ostream& out, std::ostream
   if (top < 0) return UsageError(err, "run", "--top must not be negative");
   if (seed < 0) return UsageError(err, "run", "--seed must not be negative");
   if (warmup < 0 || warmup > 1000000) return UsageError(err, "run", "--warmup must be in [0, 1000000]");
-  if (runs < 1 || runs > 1000000) return UsageError(err, "run", "--runs must be in [1, 1000000]");
+  // Every run's events are kept for the trace: a bound on them.
+  if (runs < 1 || runs > 10000) return UsageError(err, "run", "--runs must be in [1, 10000]");
   if (runs > 1 && profile_path.empty()) return UsageError(err, "run", "--runs needs --profile");
 
   // NAME=FILE pairs, checked before any file is read.
