@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <string>
@@ -55,10 +56,11 @@ FrameMesh::~FrameMesh() {
   close(wake_fd_);
 }
 
-absl::Status FrameMesh::Pump(absl::string_view mine, char* theirs, size_t capacity, std::vector<size_t>* lengths,
-                             bool* finished) {
+absl::Status FrameMesh::Pump(absl::string_view mine, absl::Span<char* const> into, size_t capacity,
+                             std::vector<size_t>* lengths, bool* finished, bool* moved) {
   const uint64_t header = mine.size();
   *finished = true;
+  *moved = false;
   for (int q = 0; q < static_cast<int>(peers_.size()); ++q) {
     Peer& p = peers_[q];
     if (q == rank_) continue;
@@ -72,24 +74,26 @@ absl::Status FrameMesh::Pump(absl::string_view mine, char* theirs, size_t capaci
       if (w < 0) return broke(static_cast<int>(-w));
       if (w == 0) break;
       p.sent += static_cast<size_t>(w);
+      *moved = true;
     }
     while (true) {
-      char* into;
+      char* to;
       size_t want;
       if (p.received < kHeaderBytes) {
-        into = reinterpret_cast<char*>(&p.header) + p.received;
+        to = reinterpret_cast<char*>(&p.header) + p.received;
         want = kHeaderBytes - p.received;
       } else {
         const size_t got = p.received - kHeaderBytes;
         if (got == p.header) break;
-        into = theirs + static_cast<size_t>(q) * capacity + got;
+        to = into[q] + got;
         want = p.header - got;
       }
-      const ssize_t r = ReceiveSome(p.fd, into, want);
+      const ssize_t r = ReceiveSome(p.fd, to, want);
       if (r == kPeerClosed) return absl::UnavailableError(absl::StrCat("rank ", q, " closed its connection"));
       if (r < 0) return broke(static_cast<int>(-r));
       if (r == 0) break;
       p.received += static_cast<size_t>(r);
+      *moved = true;
       if (p.received == kHeaderBytes) {
         if (p.header == kAbortMark) {
           return absl::UnavailableError(absl::StrCat("rank ", q, " gave up on the communicator"));
@@ -108,6 +112,14 @@ absl::Status FrameMesh::Pump(absl::string_view mine, char* theirs, size_t capaci
 
 absl::Status FrameMesh::Exchange(absl::string_view mine, char* theirs, size_t capacity, std::vector<size_t>* lengths,
                                  absl::Time deadline, std::vector<int>* missing) {
+  into_.resize(peers_.size());
+  for (size_t q = 0; q < peers_.size(); ++q) into_[q] = theirs + q * capacity;
+  return Exchange(mine, into_, capacity, lengths, deadline, missing, nullptr);
+}
+
+absl::Status FrameMesh::Exchange(absl::string_view mine, absl::Span<char* const> into, size_t capacity,
+                                 std::vector<size_t>* lengths, absl::Time deadline, std::vector<int>* missing,
+                                 const OnProgress& on_progress) {
   {
     absl::MutexLock lock(&mu_);
     if (closed_) return absl::CancelledError("the frame mesh was closed");
@@ -120,18 +132,33 @@ absl::Status FrameMesh::Exchange(absl::string_view mine, char* theirs, size_t ca
     p.header = 0;
     p.send_total = kHeaderBytes + mine.size();
   }
-  const absl::Time spin_until = absl::Now() + kSpin;
+  // The frame's bytes every peer has been sent, and the fewest any peer has delivered.
+  auto report_progress = [&] {
+    size_t sent = mine.size(), received = capacity;
+    for (int q = 0; q < world_size; ++q) {
+      const Peer& p = peers_[q];
+      if (q == rank_) continue;
+      sent = std::min(sent, p.sent > kHeaderBytes ? p.sent - kHeaderBytes : 0);
+      received = std::min(received, p.received > kHeaderBytes ? p.received - kHeaderBytes : 0);
+    }
+    on_progress(sent, received);
+  };
+  absl::Time spin_until = absl::Now() + kSpin;
   std::vector<pollfd> polled;
   absl::Status status;
   while (true) {
     bool finished = false;
-    status = Pump(mine, theirs, capacity, lengths, &finished);
-    if (!status.ok() || finished) break;
+    bool moved = false;
+    status = Pump(mine, into, capacity, lengths, &finished, &moved);
+    if (!status.ok()) break;
+    if (moved && on_progress) report_progress();
+    if (finished) break;
     if (closing_.load(std::memory_order_relaxed)) {
       status = absl::CancelledError("the frame mesh was closed");
       break;
     }
     const absl::Time now = absl::Now();
+    if (moved && on_progress) spin_until = now + kSpin;  // a stream under way keeps polling
     if (now >= deadline) {
       missing->clear();
       for (int q = 0; q < world_size; ++q) {

@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -33,6 +34,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "runtime/launch/key_value_store.h"
 
 namespace tsr {
@@ -65,6 +67,21 @@ class FrameMesh {
   absl::Status Exchange(absl::string_view mine, char* theirs, size_t capacity, std::vector<size_t>* lengths,
                         absl::Time deadline, std::vector<int>* missing);
 
+  // How far a streamed exchange has come: the bytes of `mine` that every peer has been
+  // sent, and the fewest bytes of its frame any peer has delivered.
+  using OnProgress = std::function<void(size_t sent, size_t received)>;
+
+  // Exchange for frames too large to wait for whole (a large all-reduce's tensor): rank
+  // q's frame lands at into[q] (`capacity` bytes; this rank's entry is not used), and
+  // `on_progress` is called after every pass over the streams that moved bytes -- the
+  // last time with everything sent and received -- so that the caller can consume what
+  // has arrived while the rest is under way (and may then overwrite what every peer has
+  // been sent of `mine`). The thread polls for kSpin after the last bytes moved before it
+  // sleeps in poll(), so a stream that keeps moving never waits for a wake-up.
+  absl::Status Exchange(absl::string_view mine, absl::Span<char* const> into, size_t capacity,
+                        std::vector<size_t>* lengths, absl::Time deadline, std::vector<int>* missing,
+                        const OnProgress& on_progress);
+
   // Gives up on the mesh (any thread, more than once): an exchange under way returns
   // Cancelled; each peer is sent the abort mark (unless a frame to it is half sent) and
   // the connections are shut down.
@@ -82,14 +99,16 @@ class FrameMesh {
 
   FrameMesh(int rank, std::vector<Peer> peers, int wake_fd);
 
-  // One non-blocking pass over every peer's stream; OK while no peer failed.
-  absl::Status Pump(absl::string_view mine, char* theirs, size_t capacity, std::vector<size_t>* lengths,
-                    bool* finished);
+  // One non-blocking pass over every peer's stream; OK while no peer failed. *moved: any
+  // bytes were sent or received.
+  absl::Status Pump(absl::string_view mine, absl::Span<char* const> into, size_t capacity, std::vector<size_t>* lengths,
+                    bool* finished, bool* moved);
   void AbortAndShutDown() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int rank_;
   std::vector<Peer> peers_;  // by rank; this rank's entry has no fd
   const int wake_fd_;        // an eventfd that wakes an exchange sleeping in poll()
+  std::vector<char*> into_;  // the plain Exchange's destinations, by rank
 
   std::atomic<bool> closing_ = false;  // Close was called (read while spinning)
   absl::Mutex mu_;

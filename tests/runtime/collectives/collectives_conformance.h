@@ -272,6 +272,18 @@ TEST_P(CollectivesConformanceTest, AllReduceEveryDTypeOpAndSize) {
   }
 }
 
+// Sizes past the backends' small-message paths (MPI's eager all-reduce, Gloo's frames
+// and its two-rank stream), every dtype and op: element counts that are no multiple of
+// anything a backend cuts by.
+TEST_P(CollectivesConformanceTest, AllReduceLargerThanSmallMessagesEveryDTypeAndOp) {
+  int c = 0;
+  for (DType dtype : kReducibleDTypes) {
+    for (ReduceOp op : kReduceOps) {
+      for (const Shape& shape : {Shape({70001}), Shape({3, 100003})}) CheckAllReduce(c++, dtype, shape, op);
+    }
+  }
+}
+
 // 64 MiB of f32: large enough for a backend to split, pipeline or chunk it.
 TEST_P(CollectivesConformanceTest, AllReduce64MiB) {
   CheckAllReduce(0, DType::kF32, Shape({16 << 20}), ReduceOp::kSum);
