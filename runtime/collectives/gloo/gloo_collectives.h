@@ -26,18 +26,22 @@
 //    travels inside the exchange: each rank takes its result from the frames, reducing
 //    every rank's copy in rank order for all-reduce and reduce-scatter. That saves
 //    Gloo's rounds of messages, each of which costs its transport's wake-ups.
-//  - A larger all-reduce between two ranks streams over the frame mesh: each rank sends
-//    its tensor from its own buffer to the other (the bytes a ring would send, in one
-//    round instead of two) and reduces, in rank order, what has arrived while the rest
-//    is under way, in place, never past what it has already sent. Its deadline is the
-//    communicator's timeout, like the exchange's.
-//  - Otherwise the data moves on the tensors' own buffers, with Gloo's per-operation
-//    timeout: all-reduce (of three or more ranks) is Gloo's pipelined ring
-//    (gloo::allreduce, Algorithm::RING) in place; reduce-scatter a ring of W-1 steps over unbound buffers that sends each
-//    rank's partial sums of one block to the next (its rows by SplitBegin's rule land in
-//    the output, nothing else is gathered); all-gather gloo::allgatherv, all-to-all
-//    gloo::alltoallv and broadcast gloo::broadcast with byte counts taken from the
-//    descriptors. Means are sums divided afterwards.
+//  - A larger collective between two ranks streams over the frame mesh: each rank sends
+//    the other what it needs (the whole tensor of an all-reduce, the other's rows of a
+//    reduce-scatter or all-to-all, its input to an all-gather, a broadcast's root its
+//    tensor) from the tensor's own buffer, received straight into the output where no
+//    reduction needs it beside the rank's own input, into scratch where one does. Reduced
+//    in rank order as the bytes arrive; an all-reduce in place, never past what the rank
+//    has already sent (the bytes a ring would send, in one round instead of two). Its
+//    deadline is the communicator's timeout, like the exchange's.
+//  - Otherwise (three or more ranks) the data moves on the tensors' own buffers, with
+//    Gloo's per-operation timeout: all-reduce is Gloo's pipelined ring
+//    (gloo::allreduce, Algorithm::RING) in place; reduce-scatter a ring of W-1 steps
+//    over unbound buffers that sends each rank's partial sums of one block to the next
+//    (its rows by SplitBegin's rule land in the output, nothing else is gathered);
+//    all-gather gloo::allgatherv, all-to-all gloo::alltoallv and broadcast
+//    gloo::broadcast with byte counts taken from the descriptors. Means are sums
+//    divided afterwards.
 //  - Send/Recv run over point-to-point streams of their own
 //    (cross_process/stream_point_to_point.h: loopback TCP connections beside Gloo's, one
 //    I/O thread): the sender's header (its descriptor), the receiver's acknowledgement

@@ -289,29 +289,36 @@ TEST_P(CollectivesConformanceTest, AllReduce64MiB) {
   CheckAllReduce(0, DType::kF32, Shape({16 << 20}), ReduceOp::kSum);
 }
 
+// Rows of 3 elements, and rows wide enough (40009) that a block is past the backends'
+// small-message paths.
+inline constexpr int64_t kRowWidths[] = {3, 40009};
+
 // Rows that do not divide evenly: rank r gets [r*n/W, (r+1)*n/W).
 TEST_P(CollectivesConformanceTest, ReduceScatterUnevenRows) {
   int c = 0;
   for (DType dtype : kReducibleDTypes) {
     for (ReduceOp op : kReduceOps) {
-      for (int64_t rows : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{3 * world() + 1}}) {
-        const Shape shape({rows, 3});
-        const std::string what = absl::StrCat("reduce_scatter(", ReduceOpName(op), ") ", DTypeName(dtype),
-                                              shape.ToString(), " world ", world());
-        std::vector<Tensor> inputs, outputs;
-        for (int r = 0; r < world(); ++r) {
-          inputs.push_back(RandomTensor(dtype, shape, SeedFor(c, r)));
-          const int64_t mine = SplitBegin(rows, world(), r + 1) - SplitBegin(rows, world(), r);
-          outputs.emplace_back(dtype, Shape({mine, 3}));
-        }
-        ++c;
-        ExpectAllOk(OnEveryRank([&](Collectives& coll) {
-                      const int r = coll.rank();
-                      return coll.ReduceScatter(inputs[r], outputs[r], op, "rs").Wait();
-                    }),
-                    what);
-        for (int r : local_ranks()) {
-          ExpectReduced(outputs[r], inputs, SplitBegin(rows, world(), r) * 3, op, absl::StrCat(what, " rank ", r));
+      for (int64_t width : kRowWidths) {
+        for (int64_t rows : {int64_t{0}, int64_t{1}, int64_t{5}, int64_t{3 * world() + 1}}) {
+          const Shape shape({rows, width});
+          const std::string what = absl::StrCat("reduce_scatter(", ReduceOpName(op), ") ", DTypeName(dtype),
+                                                shape.ToString(), " world ", world());
+          std::vector<Tensor> inputs, outputs;
+          for (int r = 0; r < world(); ++r) {
+            inputs.push_back(RandomTensor(dtype, shape, SeedFor(c, r)));
+            const int64_t mine = SplitBegin(rows, world(), r + 1) - SplitBegin(rows, world(), r);
+            outputs.emplace_back(dtype, Shape({mine, width}));
+          }
+          ++c;
+          ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                        const int r = coll.rank();
+                        return coll.ReduceScatter(inputs[r], outputs[r], op, "rs").Wait();
+                      }),
+                      what);
+          for (int r : local_ranks()) {
+            ExpectReduced(outputs[r], inputs, SplitBegin(rows, world(), r) * width, op,
+                          absl::StrCat(what, " rank ", r));
+          }
         }
       }
     }
@@ -322,24 +329,26 @@ TEST_P(CollectivesConformanceTest, ReduceScatterUnevenRows) {
 TEST_P(CollectivesConformanceTest, AllGatherUnevenInputs) {
   int c = 0;
   for (DType dtype : kCopyDTypes) {
-    for (int pattern = 0; pattern < 3; ++pattern) {
-      std::vector<Tensor> inputs;
-      for (int r = 0; r < world(); ++r) {
-        const int64_t rows = pattern == 0 ? 2 : pattern == 1 ? r : (r * 7 + 3) % 5;
-        inputs.push_back(RandomTensor(dtype, Shape({rows, 2, 3}), SeedFor(c, r)));
-      }
-      ++c;
-      const Tensor want = Concat(inputs, inputs[0]);
-      std::vector<Tensor> outputs;
-      for (int r = 0; r < world(); ++r) outputs.emplace_back(dtype, want.shape());
-      ExpectAllOk(OnEveryRank([&](Collectives& coll) {
-                    const int r = coll.rank();
-                    return coll.AllGather(inputs[r], outputs[r], "ag").Wait();
-                  }),
-                  "all_gather");
-      for (int r : local_ranks()) {
-        EXPECT_TRUE(outputs[r].BitwiseEquals(want))
-            << "all_gather " << DTypeName(dtype) << " pattern " << pattern << " rank " << r;
+    for (int64_t width : kRowWidths) {
+      for (int pattern = 0; pattern < 3; ++pattern) {
+        std::vector<Tensor> inputs;
+        for (int r = 0; r < world(); ++r) {
+          const int64_t rows = pattern == 0 ? 2 : pattern == 1 ? r : (r * 7 + 3) % 5;
+          inputs.push_back(RandomTensor(dtype, Shape({rows, 2, width}), SeedFor(c, r)));
+        }
+        ++c;
+        const Tensor want = Concat(inputs, inputs[0]);
+        std::vector<Tensor> outputs;
+        for (int r = 0; r < world(); ++r) outputs.emplace_back(dtype, want.shape());
+        ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                      const int r = coll.rank();
+                      return coll.AllGather(inputs[r], outputs[r], "ag").Wait();
+                    }),
+                    "all_gather");
+        for (int r : local_ranks()) {
+          EXPECT_TRUE(outputs[r].BitwiseEquals(want))
+              << "all_gather " << DTypeName(dtype) << " width " << width << " pattern " << pattern << " rank " << r;
+        }
       }
     }
   }
@@ -349,7 +358,7 @@ TEST_P(CollectivesConformanceTest, BroadcastFromEveryRoot) {
   int c = 0;
   for (DType dtype : kCopyDTypes) {
     for (int root = 0; root < world(); ++root) {
-      for (const Shape& shape : {Shape({0}), Shape({5, 3})}) {
+      for (const Shape& shape : {Shape({0}), Shape({5, 3}), Shape({5, 40009})}) {
         std::vector<Tensor> tensors;
         for (int r = 0; r < world(); ++r) tensors.push_back(RandomTensor(dtype, shape, SeedFor(c, r)));
         ++c;
@@ -359,7 +368,7 @@ TEST_P(CollectivesConformanceTest, BroadcastFromEveryRoot) {
             "broadcast");
         for (int r : local_ranks()) {
           EXPECT_TRUE(tensors[r].BitwiseEquals(want))
-              << "broadcast " << DTypeName(dtype) << " root " << root << " rank " << r;
+              << "broadcast " << DTypeName(dtype) << shape.ToString() << " root " << root << " rank " << r;
         }
       }
     }
@@ -370,31 +379,33 @@ TEST_P(CollectivesConformanceTest, BroadcastFromEveryRoot) {
 TEST_P(CollectivesConformanceTest, AllToAllUneven) {
   int c = 0;
   for (DType dtype : kCopyDTypes) {
-    for (int pattern = 0; pattern < 3; ++pattern) {
-      std::vector<Tensor> inputs;
-      for (int r = 0; r < world(); ++r) {
-        const int64_t rows = pattern == 0 ? 2 * world() : pattern == 1 ? 2 * r + 1 : (r == 0 ? 0 : 5);
-        inputs.push_back(RandomTensor(dtype, Shape({rows, 3}), SeedFor(c, r)));
-      }
-      ++c;
-      std::vector<Tensor> wants, outputs;
-      for (int r = 0; r < world(); ++r) {
-        std::vector<Tensor> parts;
-        for (const Tensor& in : inputs) {
-          const int64_t n = in.shape().dim(0);
-          parts.push_back(Rows(in, SplitBegin(n, world(), r), SplitBegin(n, world(), r + 1)));
+    for (int64_t width : kRowWidths) {
+      for (int pattern = 0; pattern < 3; ++pattern) {
+        std::vector<Tensor> inputs;
+        for (int r = 0; r < world(); ++r) {
+          const int64_t rows = pattern == 0 ? 2 * world() : pattern == 1 ? 2 * r + 1 : (r == 0 ? 0 : 5);
+          inputs.push_back(RandomTensor(dtype, Shape({rows, width}), SeedFor(c, r)));
         }
-        wants.push_back(Concat(parts, inputs[0]));
-        outputs.emplace_back(dtype, wants.back().shape());
-      }
-      ExpectAllOk(OnEveryRank([&](Collectives& coll) {
-                    const int r = coll.rank();
-                    return coll.AllToAll(inputs[r], outputs[r], "a2a").Wait();
-                  }),
-                  "all_to_all");
-      for (int r : local_ranks()) {
-        EXPECT_TRUE(outputs[r].BitwiseEquals(wants[r]))
-            << "all_to_all " << DTypeName(dtype) << " pattern " << pattern << " rank " << r;
+        ++c;
+        std::vector<Tensor> wants, outputs;
+        for (int r = 0; r < world(); ++r) {
+          std::vector<Tensor> parts;
+          for (const Tensor& in : inputs) {
+            const int64_t n = in.shape().dim(0);
+            parts.push_back(Rows(in, SplitBegin(n, world(), r), SplitBegin(n, world(), r + 1)));
+          }
+          wants.push_back(Concat(parts, inputs[0]));
+          outputs.emplace_back(dtype, wants.back().shape());
+        }
+        ExpectAllOk(OnEveryRank([&](Collectives& coll) {
+                      const int r = coll.rank();
+                      return coll.AllToAll(inputs[r], outputs[r], "a2a").Wait();
+                    }),
+                    "all_to_all");
+        for (int r : local_ranks()) {
+          EXPECT_TRUE(outputs[r].BitwiseEquals(wants[r]))
+              << "all_to_all " << DTypeName(dtype) << " width " << width << " pattern " << pattern << " rank " << r;
+        }
       }
     }
   }
