@@ -148,7 +148,9 @@ TEST(FrameMeshTest, StreamedExchangeReportsWhatMovedAndEndsWithEverything) {
           meshes[r]->Exchange(mine, into, kBytes, &lengths, absl::Now() + absl::Seconds(60), &missing, progress);
       ASSERT_TRUE(status.ok()) << "rank " << r << " round " << round << ": " << status;
       EXPECT_TRUE(ok) << "rank " << r << " round " << round;
-      EXPECT_GT(reports, 1) << "rank " << r << " round " << round;
+      // (Usually many reports; one when a late rank finds the others' frames waiting in
+      // its socket buffers and sends its own in one go.)
+      EXPECT_GE(reports, 1) << "rank " << r << " round " << round;
       EXPECT_EQ(last_sent, kBytes);
       EXPECT_EQ(last_received, kBytes);
       for (int q = 0; q < kWorld; ++q) {
