@@ -1,14 +1,16 @@
 // FrameMesh: a full mesh of TCP connections on 127.0.0.1 between the ranks of one
 // communicator, for the small frames every collective starts with (the descriptor
-// exchange, and a small collective's data riding on it). The thread that exchanges does
-// the socket I/O itself and polls for up to kSpin, yielding the CPU between polls,
-// before it sleeps in poll(): on this virtual machine a thread that sleeps takes ~50 us
-// to wake, so a 4 KiB round trip costs ~110 us when both sides block and ~12 us when
-// they spin -- and a message through Gloo's transport passes two such wake-ups on the
-// receiving side alone (its device thread, then the waiter), after a ready-to-receive
-// notification has made a round trip first. The spin is long because the ranks of a
-// data-parallel step arrive at its collectives up to a millisecond or two apart on a
-// noisy machine; yielding keeps it from starving a thread that shares the core.
+// exchange, and a small collective's data riding on it) and for larger data streamed
+// between two ranks (consumed as it arrives, see the streamed Exchange). The thread
+// that exchanges does the socket I/O itself and polls for up to kSpin, yielding the CPU
+// between polls, before it sleeps in poll(): on this virtual machine a thread that
+// sleeps takes ~50 us to wake, so a 4 KiB round trip costs ~110 us when both sides
+// block and ~12 us when they spin -- and a message through Gloo's transport passes two
+// such wake-ups on the receiving side alone (its device thread, then the waiter), after
+// a ready-to-receive notification has made a round trip first. The spin is long because
+// the ranks of a data-parallel step arrive at its collectives up to a millisecond or
+// two apart on a noisy machine; yielding keeps it from starving a thread that shares
+// the core.
 //
 // The connections come from ConnectLoopbackMesh (loopback_mesh.h), under the prefix
 // "<prefix>/frames".

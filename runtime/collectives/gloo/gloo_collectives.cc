@@ -684,7 +684,8 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
   std::vector<char> send_frame_;
   std::vector<char> receive_frames_;
   std::vector<size_t> frame_lengths_;  // of the frames received, by rank
-  // The other rank's tensor of a streamed all-reduce (worker only), kept for the next.
+  // The other rank's share of a streamed all-reduce or reduce-scatter (the thread running
+  // the call), kept for the next.
   std::unique_ptr<char[]> stream_scratch_;
   size_t stream_capacity_ = 0;
   const CollectivesOptions options_;
