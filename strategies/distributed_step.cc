@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -233,10 +234,14 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
       groups.push_back(tables[d]);
     }
   }
-  // Every device's program, compiled by `make` (or interpreted).
+  // Every device's program, compiled by `make` (or interpreted). Several devices of this
+  // process compile at once, one thread each, as the processes of a multi-worker job do:
+  // a mirrored LeNet's two programs took 0.26 s each, half of its first 300 steps' time,
+  // one after the other.
   const auto make_devices = [&](const StepCompiler& make) -> absl::StatusOr<std::vector<std::unique_ptr<StepProgram>>> {
-    std::vector<std::unique_ptr<StepProgram>> devices;
-    for (size_t i = 0; i < device_ids.size(); ++i) {
+    std::vector<absl::StatusOr<std::unique_ptr<StepProgram>>> made;
+    for (size_t i = 0; i < device_ids.size(); ++i) made.emplace_back(absl::UnknownError("not made"));
+    const auto make_one = [&](size_t i) {
       const int d = device_ids[i];
       StepProgramSpec device_spec = spec;
       device_spec.graph = &program.devices[d];
@@ -246,15 +251,29 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
       device_spec.variable_values.clear();
       for (const auto& [name, value] : spec.variable_values) {
         for (auto& [held, share] : SharesOf(program, name, value, d)) {
-          TSR_RETURN_IF_ERROR(share.status());
+          if (!share.ok()) {
+            made[i] = share.status();
+            return;
+          }
           device_spec.variable_values[held] = *std::move(share);
         }
       }
-      absl::StatusOr<std::unique_ptr<StepProgram>> device = make ? make(device_spec) : InterpretDevice(device_spec);
-      if (!device.ok()) {
-        return absl::Status(device.status().code(), absl::StrCat("device ", d, ": ", device.status().message()));
+      made[i] = make ? make(device_spec) : InterpretDevice(device_spec);
+    };
+    if (make && device_ids.size() > 1) {
+      std::vector<std::thread> compiling;
+      for (size_t i = 0; i < device_ids.size(); ++i) compiling.emplace_back(make_one, i);
+      for (std::thread& t : compiling) t.join();
+    } else {
+      for (size_t i = 0; i < device_ids.size(); ++i) make_one(i);
+    }
+    std::vector<std::unique_ptr<StepProgram>> devices;
+    for (size_t i = 0; i < device_ids.size(); ++i) {
+      if (!made[i].ok()) {
+        return absl::Status(made[i].status().code(),
+                            absl::StrCat("device ", device_ids[i], ": ", made[i].status().message()));
       }
-      devices.push_back(*std::move(device));
+      devices.push_back(*std::move(made[i]));
     }
     return devices;
   };
