@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <map>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -239,9 +238,8 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
   // a mirrored LeNet's two programs took 0.26 s each, half of its first 300 steps' time,
   // one after the other.
   const auto make_devices = [&](const StepCompiler& make) -> absl::StatusOr<std::vector<std::unique_ptr<StepProgram>>> {
-    std::vector<absl::StatusOr<std::unique_ptr<StepProgram>>> made;
-    for (size_t i = 0; i < device_ids.size(); ++i) made.emplace_back(absl::UnknownError("not made"));
-    const auto make_one = [&](size_t i) {
+    std::vector<std::unique_ptr<StepProgram>> devices(device_ids.size());
+    const auto make_one = [&](size_t i) -> absl::Status {
       const int d = device_ids[i];
       StepProgramSpec device_spec = spec;
       device_spec.graph = &program.devices[d];
@@ -251,29 +249,22 @@ absl::StatusOr<std::unique_ptr<StepProgram>> PartitionStep(const Strategy& strat
       device_spec.variable_values.clear();
       for (const auto& [name, value] : spec.variable_values) {
         for (auto& [held, share] : SharesOf(program, name, value, d)) {
-          if (!share.ok()) {
-            made[i] = share.status();
-            return;
-          }
+          TSR_RETURN_IF_ERROR(share.status());
           device_spec.variable_values[held] = *std::move(share);
         }
       }
-      made[i] = make ? make(device_spec) : InterpretDevice(device_spec);
+      TSR_ASSIGN_OR_RETURN(devices[i], make ? make(device_spec) : InterpretDevice(device_spec));
+      return absl::OkStatus();
     };
     if (make && device_ids.size() > 1) {
-      std::vector<std::thread> compiling;
-      for (size_t i = 0; i < device_ids.size(); ++i) compiling.emplace_back(make_one, i);
-      for (std::thread& t : compiling) t.join();
-    } else {
-      for (size_t i = 0; i < device_ids.size(); ++i) make_one(i);
+      // (Several devices: the mesh's, numbered as RunOnEveryDevice's errors name them.)
+      TSR_RETURN_IF_ERROR(RunOnEveryDevice(static_cast<int>(device_ids.size()), [&](int i) { return make_one(i); }));
+      return devices;
     }
-    std::vector<std::unique_ptr<StepProgram>> devices;
     for (size_t i = 0; i < device_ids.size(); ++i) {
-      if (!made[i].ok()) {
-        return absl::Status(made[i].status().code(),
-                            absl::StrCat("device ", device_ids[i], ": ", made[i].status().message()));
+      if (absl::Status made = make_one(i); !made.ok()) {
+        return absl::Status(made.code(), absl::StrCat("device ", device_ids[i], ": ", made.message()));
       }
-      devices.push_back(*std::move(made[i]));
     }
     return devices;
   };
