@@ -111,6 +111,7 @@ BlockedDepthwisePlan::BlockedDepthwisePlan(const ConvGeometry& g, const float* p
     : geometry_(g),
       packed_(packed),
       activation_(activation),
+      clamp_(ClampInRegisters(activation)),
       row_bands_(Bands(g.window, 1)),
       col_bands_(Bands(g.window, 2)),
       bias_lanes_(static_cast<size_t>(ChannelBlocks(g.channels) * kChannelBlock), 0.0f),
@@ -146,7 +147,7 @@ void BlockedDepthwisePlan::Run(const BlockedDepthwiseSlice& s) const {
   r.oh_end = s.oh_end;
   r.x_row0 = s.x_row0;
   r.y_row0 = s.y_row0;
-  r.clamp = ClampInRegisters(activation_);
+  r.clamp = clamp_;
   r.clamp_lo = activation_.min;
   r.clamp_hi = activation_.max;
   if (isa_ >= CpuIsa::kAvx512) {
@@ -163,7 +164,7 @@ void BlockedDepthwisePlan::Run(const BlockedDepthwiseSlice& s) const {
   const int64_t rows = s.oh_end - s.oh_begin, y_rows = s.y_block / (out_w * kChannelBlock);
   const int64_t lanes = geometry_.channels - (ChannelBlocks(geometry_.channels) - 1) * kChannelBlock;
   const bool last_block_partial = lanes < kChannelBlock && s.block + s.blocks == ChannelBlocks(geometry_.channels);
-  if (activation_.kind != FusedActivationKind::kNone && r.clamp == BlockedDirectClamp::kNone) {
+  if (activation_.kind != FusedActivationKind::kNone && clamp_ == BlockedDirectClamp::kNone) {
     float* run = s.y + (s.oh_begin - s.y_row0) * out_w * kChannelBlock;
     const int64_t pixels = (s.blocks - 1) * y_rows * out_w + rows * out_w;
     ApplyFusedEpilogue(activation_, nullptr, run, pixels * kChannelBlock, isa_);

@@ -122,6 +122,7 @@ class BlockedDepthwisePlan {
   ConvGeometry geometry_;
   const float* packed_;
   FusedActivation activation_;
+  BlockedDirectClamp clamp_;  // the part of activation_ applied in registers
   std::vector<BlockedDepthwiseBand> row_bands_, col_bands_;
   std::vector<float> bias_lanes_;
   CpuIsa isa_;
