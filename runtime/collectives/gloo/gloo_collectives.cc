@@ -395,7 +395,7 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
     size_t reduced = 0;       // its bytes done
     FrameMesh::OnProgress on_progress;
     // Bytes of `rows` rows of the input.
-    const size_t row_bytes = d.kind == CollectiveKind::kBroadcast ? 0 : RowBytes(d.input);
+    const size_t row_bytes = RowBytes(d.input);
     auto rows_bytes = [&](int64_t rows) { return static_cast<size_t>(rows) * row_bytes; };
     switch (d.kind) {
       case CollectiveKind::kAllReduce: {
