@@ -1,6 +1,7 @@
 // ReduceOp names and CollectiveHandle, shared by every collectives backend.
 #include "runtime/collectives/collectives.h"
 
+#include <atomic>
 #include <utility>
 
 #include "absl/synchronization/mutex.h"
@@ -27,8 +28,10 @@ bool IsReducibleDType(DType dtype) {
 
 struct CollectiveHandle::State {
   absl::Mutex mu;
-  bool done ABSL_GUARDED_BY(mu) = false;
-  absl::Status status ABSL_GUARDED_BY(mu);
+  // Set once, under mu, after `status`; read without mu by a waiter that finds the
+  // operation complete (a small collective completes before Wait takes a lock).
+  std::atomic<bool> done{false};
+  absl::Status status;  // written once, under mu, before `done`
   absl::Time deadline = absl::InfiniteFuture();
   std::function<void()> on_deadline;
   std::function<void(bool wait)> progress;
@@ -51,17 +54,10 @@ CollectiveHandle CollectiveHandle::Pending(absl::Time deadline, std::function<vo
 
 absl::Status CollectiveHandle::Wait() const {
   State& s = *state_;
-  if (s.progress) {
-    bool done;
-    {
-      absl::MutexLock lock(&s.mu);
-      done = s.done;
-    }
-    if (!done) s.progress(/*wait=*/true);
-  }
+  if (!s.done.load(std::memory_order_acquire) && s.progress) s.progress(/*wait=*/true);
+  if (s.done.load(std::memory_order_acquire)) return s.status;  // the common case once progress ran
   absl::MutexLock lock(&s.mu);
-  if (s.done) return s.status;  // the common case once progress ran
-  auto done = [&s]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(s.mu) { return s.done; };
+  auto done = [&s] { return s.done.load(std::memory_order_relaxed); };
   if (!s.mu.AwaitWithDeadline(absl::Condition(&done), s.deadline) && s.on_deadline) {
     // on_deadline completes this handle (or finds it completed), which takes s.mu.
     s.mu.Unlock();
@@ -73,20 +69,17 @@ absl::Status CollectiveHandle::Wait() const {
 }
 
 bool CollectiveHandle::Done() const {
-  {
-    absl::MutexLock lock(&state_->mu);
-    if (state_->done || !state_->progress) return state_->done;
-  }
-  state_->progress(/*wait=*/false);
-  absl::MutexLock lock(&state_->mu);
-  return state_->done;
+  State& s = *state_;
+  if (s.done.load(std::memory_order_acquire) || !s.progress) return s.done.load(std::memory_order_acquire);
+  s.progress(/*wait=*/false);
+  return s.done.load(std::memory_order_acquire);
 }
 
 void CollectiveHandle::Complete(absl::Status status) const {
   absl::MutexLock lock(&state_->mu);
-  if (state_->done) return;
-  state_->done = true;
+  if (state_->done.load(std::memory_order_relaxed)) return;
   state_->status = std::move(status);
+  state_->done.store(true, std::memory_order_release);
 }
 
 }  // namespace tsr

@@ -229,7 +229,6 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   // than waited for, or when the rank posts a Send or Recv (HandOverInline), so
   // collectives issued in a row overlap the caller's computation.
   CollectiveHandle Issue(CollectiveCall call) {
-    const std::weak_ptr<MpiCommunicatorCore> weak = weak_from_this();
     // drive_mu_ is held only while a call is inline (and then this one queues): Issue
     // never waits for it, it does not block.
     const bool may_drive = drive_mu_.TryLock();
@@ -237,22 +236,26 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     bool go_inline = false;
     {
       absl::MutexLock lock(&mu_);
-      const int64_t seq = call.seq = next_seq_++;
-      handle = call.handle = CollectiveHandle::Pending(absl::InfiniteFuture(), nullptr, [weak, seq](bool wait) {
-        if (std::shared_ptr<MpiCommunicatorCore> core = weak.lock()) core->DriveInline(seq, wait);
-      });
-      if (!poison_.empty()) {
-        handle->Complete(PoisonedError(call));
-      } else if (!may_drive || running_ || !queue_.empty()) {
-        queue_.push_back(std::move(call));
-        worker_wake_.Signal();
-      } else {
+      call.seq = next_seq_++;
+      if (poison_.empty() && may_drive && !running_ && queue_.empty()) {
         running_ = go_inline = true;
+      } else {
+        handle = call.handle = NewHandle(call.seq);
+        if (!poison_.empty()) {
+          handle->Complete(PoisonedError(call));
+        } else {
+          queue_.push_back(std::move(call));
+          worker_wake_.Signal();
+        }
       }
     }
     if (go_inline) {
+      // The messages leave first (the other ranks wait for them), the handle is made
+      // while they travel: nobody else moves the inline call while this thread holds
+      // drive_mu_.
       inline_.emplace(std::move(call), *this);
       inline_->exchange.Post();
+      handle = inline_->call.handle = NewHandle(inline_->call.seq);
     }
     if (may_drive) drive_mu_.Unlock();
     return *std::move(handle);
@@ -271,6 +274,16 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     CollectiveCall call;
     mpi_internal::DescriptorExchange& exchange;
   };
+
+  // The handle of call `seq`: its waiter or poller moves the call forward when it is
+  // inline (DriveInline).
+  CollectiveHandle NewHandle(int64_t seq) {
+    return CollectiveHandle::Pending(absl::InfiniteFuture(), nullptr, [weak = weak_from_this(), seq](bool wait) {
+      if (std::shared_ptr<MpiCommunicatorCore> core = weak.lock()) {
+        core->DriveInline(seq, wait);
+      }
+    });
+  }
 
   absl::Status PoisonedError(const CollectiveCall& call) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return absl::FailedPreconditionError(

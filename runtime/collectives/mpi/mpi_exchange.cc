@@ -25,20 +25,34 @@ std::string DescriptorExchange::Where() const { return tsr::Where(descriptors_[r
 
 PayloadCut CutPayload(size_t descriptor_bytes, size_t payload_bytes) {
   PayloadCut cut;
-  // The rest starts 64-byte aligned (MPI's copies of it run at full speed).
-  cut.first = std::min(payload_bytes, (kFrameBytes - descriptor_bytes) / 64 * 64);
+  // The payload and its rest start 64-byte aligned (MPI's copies and the reduction run
+  // at full speed).
+  cut.offset = (descriptor_bytes + 63) / 64 * 64;
+  cut.first = std::min(payload_bytes, (kFrameBytes - cut.offset) / 64 * 64);
   cut.rest = payload_bytes - cut.first;
+  // (So a rest, if any, starts at kFrameBytes whatever the descriptor's length.)
   cut.piece = cut.rest > kFramedRestBytes ? cut.rest : kFrameBytes;
   return cut;
 }
+
+namespace {
+
+// The bytes of one rank's receive area: its first frame and, behind the payload's first
+// bytes (which start before kFrameBytes), the rest of the largest eager payload.
+size_t AreaBytes(int world_size) {
+  const size_t largest_payload = world_size < 2 ? 0 : kEagerAllReduceBytes / static_cast<size_t>(world_size - 1);
+  return (kFrameBytes + largest_payload + 63) / 64 * 64;
+}
+
+}  // namespace
 
 DescriptorExchange::DescriptorExchange(MPI_Comm comm, int rank, int world_size, int notice_tag)
     : comm_(comm),
       rank_(rank),
       world_size_(world_size),
       descriptors_(world_size),
-      payloads_(world_size),
-      payload_capacity_(world_size, 0),
+      area_bytes_(AreaBytes(world_size)),
+      payload_offset_(world_size, 0),
       notice_tag_(notice_tag),
       notice_requests_(world_size, MPI_REQUEST_NULL),
       gave_up_seq_(world_size, -1) {}
@@ -109,26 +123,28 @@ void DescriptorExchange::Start(int tag, int64_t seq, const CollectiveDescriptor&
   requests_.insert(requests_.end(), notice_requests_.begin(), notice_requests_.end());
   parts_.insert(parts_.end(), static_cast<size_t>(world_size_), Part::kNotice);
   pending_receives_ = pending_sends_ = 0;
+  speculative_.assign(static_cast<size_t>(world_size_), -1);
 }
 
 void DescriptorExchange::Post() {
   // (Null after an exchange that gave up parked them with its requests.)
   if (mine_ == nullptr) mine_.reset(new char[kFrameBytes]);
-  if (theirs_ == nullptr) theirs_.reset(new char[static_cast<size_t>(world_size_) * kFrameBytes]);
+  if (theirs_ == nullptr) {
+    theirs_.reset(new char[static_cast<size_t>(world_size_) * area_bytes_ + 63]);
+    areas_ = theirs_.get() + (64 - reinterpret_cast<uintptr_t>(theirs_.get()) % 64) % 64;
+  }
   const size_t descriptor_bytes = EncodeDescriptor(descriptors_[rank_], seq_, mine_.get());
   const PayloadCut cut = CutPayload(descriptor_bytes, eager() ? payload_->num_bytes() : 0);
   const char* data = eager() ? static_cast<const char*>(payload_->raw_data()) : nullptr;
-  if (cut.first > 0) std::memcpy(mine_.get() + descriptor_bytes, data, cut.first);
+  size_t frame_bytes = descriptor_bytes;
+  if (cut.first > 0) {
+    std::memset(mine_.get() + descriptor_bytes, 0, cut.offset - descriptor_bytes);
+    std::memcpy(mine_.get() + cut.offset, data, cut.first);
+    frame_bytes = cut.offset + cut.first;
+  }
   ScopedMpiCall mpi;
-  if (!notices_posted_) {
-    PostNoticeReceives();
-    std::copy(notice_requests_.begin(), notice_requests_.end(), requests_.begin() + world_size_);
-  }
-  for (int q = 0; q < world_size_; ++q) {
-    if (q == rank_) continue;
-    MPI_Irecv(theirs_.get() + q * kFrameBytes, kFrameBytes, MPI_BYTE, q, tag_, comm_, &requests_[q]);
-    ++pending_receives_;
-  }
+  // The sends first: the other ranks wait for them; this rank's receives are posted
+  // while they are under way.
   for (int q = 0; q < world_size_; ++q) {
     if (q == rank_) continue;
     auto send = [&](const char* bytes, size_t n) {
@@ -137,9 +153,35 @@ void DescriptorExchange::Post() {
       MPI_Isend(bytes, static_cast<int>(n), MPI_BYTE, q, tag_, comm_, &requests_.back());
       ++pending_sends_;
     };
-    send(mine_.get(), descriptor_bytes + cut.first);
+    send(mine_.get(), frame_bytes);
     for (size_t offset = 0; offset < cut.rest; offset += cut.piece) {
       send(data + cut.first + offset, std::min(cut.piece, cut.rest - offset));
+    }
+  }
+  if (!notices_posted_) {
+    PostNoticeReceives();
+    std::copy(notice_requests_.begin(), notice_requests_.end(), requests_.begin() + world_size_);
+  }
+  for (int q = 0; q < world_size_; ++q) {
+    if (q == rank_) continue;
+    MPI_Irecv(area(q), kFrameBytes, MPI_BYTE, q, tag_, comm_, &requests_[q]);
+    ++pending_receives_;
+  }
+  // Every rank issues the same collective, so the others' payloads are cut as this
+  // rank's is: when its rest is one message, a receive for each rank's waits behind its
+  // first-frame receive (MPI matches a sender's messages of one tag in posting order), so
+  // that the rest lands where it belongs as it arrives instead of waiting in MPI's queue
+  // of unexpected messages for the first frame to be read. It may take any length up to
+  // the end of the area; TakeFirstFrame sorts out a rank whose descriptor differs.
+  if (cut.rest > 0 && cut.rest <= cut.piece) {
+    const size_t at = cut.offset + cut.first;
+    for (int q = 0; q < world_size_; ++q) {
+      if (q == rank_) continue;
+      speculative_[q] = static_cast<int>(requests_.size());
+      requests_.push_back(MPI_REQUEST_NULL);
+      parts_.push_back(Part::kPayload);
+      MPI_Irecv(area(q) + at, static_cast<int>(area_bytes_ - at), MPI_BYTE, q, tag_, comm_, &requests_.back());
+      ++pending_receives_;
     }
   }
 }
@@ -147,7 +189,7 @@ void DescriptorExchange::Post() {
 absl::Status DescriptorExchange::TakeFirstFrame(int q) {
   int64_t seq = 0;
   size_t descriptor_bytes = 0;
-  const char* frame = theirs_.get() + q * kFrameBytes;
+  char* frame = area(q);
   if (absl::Status d = DecodeDescriptorInto(frame, &seq, &descriptor_bytes, &descriptors_[q]); !d.ok()) {
     return absl::DataLossError(absl::StrCat(Where(), ": from rank ", q, ": ", d.message()));
   }
@@ -156,15 +198,26 @@ absl::Status DescriptorExchange::TakeFirstFrame(int q) {
                                             " (the communicator's ranks are out of step)"));
   }
   const size_t bytes = EagerPayloadBytes(descriptors_[q], world_size_);
-  if (bytes == 0) return absl::OkStatus();
   const PayloadCut cut = CutPayload(descriptor_bytes, bytes);
-  if (payloads_[q] == nullptr || payload_capacity_[q] < bytes) {
-    payloads_[q].reset(new char[bytes]);
-    payload_capacity_[q] = bytes;
+  size_t offset = 0;  // of the first rest message no receive waits for yet
+  if (speculative_[q] >= 0) {
+    if (cut.rest == 0) {
+      // Rank q sends no rest (its descriptor differs from this rank's, and the check
+      // fails): its receive completes cancelled.
+      MPI_Cancel(&requests_[speculative_[q]]);
+    } else {
+      // The receive takes q's first rest message, which belongs where it waits: every
+      // rest starts at kFrameBytes (see CutPayload). Further messages go behind it.
+      offset = cut.piece;
+    }
+    speculative_[q] = -1;
   }
-  char* payload = payloads_[q].get();
-  std::memcpy(payload, frame + descriptor_bytes, cut.first);
-  for (size_t offset = 0; offset < cut.rest; offset += cut.piece) {
+  if (bytes == 0) return absl::OkStatus();
+  // The first bytes are in the frame; the rest lands behind them (within the area, as
+  // bytes <= kEagerAllReduceBytes / (world_size - 1)).
+  payload_offset_[q] = cut.offset;
+  char* payload = frame + cut.offset;
+  for (; offset < cut.rest; offset += cut.piece) {
     requests_.push_back(MPI_REQUEST_NULL);
     parts_.push_back(Part::kPayload);
     MPI_Irecv(payload + cut.first + offset, static_cast<int>(std::min(cut.piece, cut.rest - offset)), MPI_BYTE, q, tag_,
@@ -287,12 +340,9 @@ absl::Status DescriptorExchange::Abandon(absl::Status status, std::vector<Parked
   if (!left.requests.empty()) {
     left.buffers.push_back(std::move(mine_));
     left.buffers.push_back(std::move(theirs_));
+    areas_ = nullptr;
     // A notice receive the cancel did not complete may still write to its frame.
     if (notice_frames_ != nullptr) left.buffers.push_back(std::move(notice_frames_));
-    for (int q = 0; q < world_size_; ++q) {
-      if (payloads_[q] != nullptr) left.buffers.push_back(std::move(payloads_[q]));
-      payload_capacity_[q] = 0;
-    }
     if (payload_ != nullptr) left.tensor = *payload_;
     parked->push_back(std::move(left));
   }

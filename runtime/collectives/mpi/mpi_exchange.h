@@ -58,11 +58,16 @@ size_t EagerPayloadBytes(const CollectiveDescriptor& descriptor, int world_size)
 // has taken it (2.6 us at 4050 bytes).
 inline constexpr size_t kFrameBytes = 3968;
 static_assert(kFrameBytes >= kDescriptorWireBytes + 64, "a frame holds any descriptor");
+static_assert(kFrameBytes % 64 == 0, "a payload's rest starts 64-byte aligned, at kFrameBytes");
 
 // How the tensor of an eager collective is cut, given the first frame's descriptor bytes
-// and the tensor's bytes: `first` bytes in the first frame, the remaining `rest` in
-// frames of kFrameBytes (the last one shorter). Sender and receiver compute the same.
+// and the tensor's bytes: `first` bytes in the first frame, from `offset` on (the
+// descriptor's bytes rounded up to 64), the remaining `rest` in frames of kFrameBytes
+// (the last one shorter). Sender and receiver compute the same; the receiver lands the
+// rest right behind the first bytes, so that the tensor lies whole, 64-byte aligned, in
+// its receive area and is reduced from there.
 struct PayloadCut {
+  size_t offset = 0;
   size_t first = 0;
   size_t rest = 0;
   size_t piece = kFrameBytes;  // the most bytes of the rest one message carries
@@ -122,9 +127,10 @@ class DescriptorExchange {
   absl::StatusOr<bool> Progress(bool wait, std::vector<ParkedRequests>* parked);
 
   // After completion: every rank's descriptor by rank (this rank's included), and rank
-  // q's payload (q != this rank; EagerPayloadBytes(descriptors()[q]) bytes, writable).
+  // q's payload (q != this rank; EagerPayloadBytes(descriptors()[q]) bytes, writable,
+  // 64-byte aligned).
   const std::vector<CollectiveDescriptor>& descriptors() const { return descriptors_; }
-  char* payload(int q) { return payloads_[q].get(); }
+  char* payload(int q) { return area(q) + payload_offset_[q]; }
 
  private:
   absl::Status GiveUp(std::vector<ParkedRequests>* parked);
@@ -155,10 +161,15 @@ class DescriptorExchange {
   // The first clock reading of the exchange (InfinitePast before); the deadline is
   // start_ + timeout_.
   absl::Time start_ = absl::InfinitePast();
-  std::unique_ptr<char[]> mine_;                   // kFrameBytes: this rank's first frame
-  std::unique_ptr<char[]> theirs_;                 // world_size x kFrameBytes
-  std::vector<std::unique_ptr<char[]>> payloads_;  // by rank
-  std::vector<size_t> payload_capacity_;           // their sizes, by rank
+  std::unique_ptr<char[]> mine_;  // kFrameBytes: this rank's first frame
+  // The receive areas, area_bytes_ each, one per rank from a 64-byte aligned start
+  // (theirs_ is the allocation): rank q's first frame lands at the start of its area and
+  // the rest of its payload right behind the payload's first bytes.
+  std::unique_ptr<char[]> theirs_;
+  char* areas_ = nullptr;  // null when theirs_ was parked
+  const size_t area_bytes_;
+  char* area(int q) const { return areas_ + static_cast<size_t>(q) * area_bytes_; }
+  std::vector<size_t> payload_offset_;  // by rank: where its payload starts in its area
   // [0, W): the first-frame receive from each rank; [W, 2W): the notice receive from
   // each rank (notice_requests_ while the exchange runs, so that the one MPI_Testsome
   // that moves the exchange also sees a notice); then sends and payload receives (the
@@ -166,6 +177,9 @@ class DescriptorExchange {
   std::vector<MPI_Request> requests_;
   std::vector<Part> parts_;
   std::vector<int> completed_;
+  // By rank: the index in requests_ of the receive posted for its first rest message
+  // before its descriptor came (see Post), -1 when none waits.
+  std::vector<int> speculative_;
   int pending_receives_ = 0;
   int pending_sends_ = 0;
   // A rank that gives up on a collective tells every other rank so, once, with a

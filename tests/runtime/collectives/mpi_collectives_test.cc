@@ -167,6 +167,52 @@ TEST_F(MpiCollectivesTest, EagerAgainstLargeAllReduceMismatchLeavesCommunicatorU
   for (int i = 0; i < 5; ++i) EXPECT_EQ(small.data<float>()[i], world_ * (world_ - 1) / 2.0f + world_ * i);
 }
 
+// A rank whose eager tensor has a rest of one message posts the receive for every other
+// rank's rest before their descriptors come, cut as its own. When a rank's tensor is cut
+// otherwise -- no rest, a rest of several frames, one large rest, not eager at all, or a
+// descriptor of another length -- every rank still takes exactly the messages sent to
+// it, fails alike, and the next collective (behind nothing left in MPI) is right; with
+// the roles swapped as well.
+TEST_F(MpiCollectivesTest, EagerRestsCutDifferentlyAcrossRanksFailAlike) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  const int64_t one_rest = 1024;  // 4 KiB: a first frame and a rest of 256 bytes
+  struct Case {
+    int64_t other;  // rank 1's element count (the others pass one_rest)
+    std::string other_name;
+  };
+  const std::vector<Case> cases = {
+      {10, "g"},                          // fits in the first frame
+      {5000, "g"},                        // a rest of several frames
+      {30000, "g"},                       // a rest above kFramedRestBytes, one large message
+      {int64_t{1} << 20, "g"},            // not eager: MPI's all-reduce
+      {one_rest, std::string(900, 'n')},  // the same tensor behind a longer descriptor
+  };
+  int64_t seq = 0;
+  for (bool swapped : {false, true}) {
+    for (const Case& c : cases) {
+      const bool odd = (rank_ == 1) != swapped;
+      const int64_t n = odd ? c.other : one_rest;
+      const std::string name = odd ? c.other_name : "g";
+      SCOPED_TRACE(absl::StrCat("rank 1 passes ", swapped ? one_rest : c.other, ", the others ",
+                                swapped ? c.other : one_rest, " (name of ", c.other_name.size(), ")"));
+      Tensor t(DType::kF32, Shape({n}));
+      for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = 1.0f;
+      absl::Status s = comm_->AllReduce(t, ReduceOp::kSum, name).Wait();
+      ++seq;
+      EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+      EXPECT_THAT(s.message(), HasSubstr(absl::StrCat("seq ", seq - 1)));
+      EXPECT_FALSE(comm_->poisoned());
+      Tensor next(DType::kF32, Shape({one_rest}));
+      for (int64_t i = 0; i < one_rest; ++i) next.data<float>()[i] = static_cast<float>(rank_ + i);
+      ASSERT_TRUE(comm_->AllReduce(next, ReduceOp::kSum, "g").Wait().ok());
+      ++seq;
+      for (int64_t i = 0; i < one_rest; ++i) {
+        ASSERT_EQ(next.data<float>()[i], world_ * (world_ - 1) / 2.0f + world_ * static_cast<float>(i)) << i;
+      }
+    }
+  }
+}
+
 // The eager all-reduce reduces in rank order, ((x0 op x1) op x2) ..., on every rank: the
 // same bits everywhere, even where float addition's order matters, for every op (mean
 // divides once, at the end), up to the largest eager size.
