@@ -24,10 +24,12 @@
 //    the same InvalidArgument everywhere, and leaves the communicator usable), and uneven
 //    all-gathers and all-to-alls know every rank's row count. A barrier is the exchange
 //    alone.
-//  - A small all-reduce (at most 16 KiB sent per rank; mpi_exchange.h) goes eagerly: its
-//    tensor travels with its descriptor, in messages small enough for Open MPI's
-//    shared-memory fast path, and every rank reduces what it received in rank order
-//    ((x0 op x1) op x2 ...), the same bits on every rank: one message latency.
+//  - A small all-reduce (at most kEagerAllReduceBytes = 128 KiB sent per rank;
+//    mpi_exchange.h) goes eagerly: its tensor travels with its descriptor -- in messages
+//    small enough for Open MPI's shared-memory fast path, and beyond 28 KiB the rest in one
+//    message that Open MPI copies once between the processes -- and every rank reduces
+//    what it received, where it landed, in rank order ((x0 op x1) op x2 ...), the same
+//    bits on every rank: one message latency.
 //  - Otherwise the data moves with MPI's blocking collective on the tensors' own buffers
 //    (MPI_Allreduce in place, MPI_Reduce_scatter, MPI_Allgatherv and MPI_Alltoallv with
 //    one row as the datatype, MPI_Bcast): the library's tuned algorithms, which its
