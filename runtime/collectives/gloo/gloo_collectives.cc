@@ -397,6 +397,11 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
     // Bytes of `rows` rows of the input.
     const size_t row_bytes = RowBytes(d.input);
     auto rows_bytes = [&](int64_t rows) { return static_cast<size_t>(rows) * row_bytes; };
+    // Rank r's part of this rank's input split by SplitBegin's rule (reduce-scatter, all-to-all).
+    auto part = [&](int r) {
+      const int64_t rows = d.input.shape.dim(0);
+      return absl::string_view(input + rows_bytes(SplitBegin(rows, 2, r)), rows_bytes(SplitRows(rows, 2, r)));
+    };
     switch (d.kind) {
       case CollectiveKind::kAllReduce: {
         Tensor inout = call.input;
@@ -412,12 +417,11 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
         break;
       }
       case CollectiveKind::kReduceScatter: {
-        const int64_t rows = d.input.shape.dim(0);
-        const size_t own_bytes = rows_bytes(SplitRows(rows, 2, rank_));
-        mine = absl::string_view(input + rows_bytes(SplitBegin(rows, 2, peer)), rows_bytes(SplitRows(rows, 2, peer)));
-        theirs = StreamScratch(own_bytes);
-        expected = own_bytes;
-        if (own_bytes > 0) std::memcpy(out, input + rows_bytes(SplitBegin(rows, 2, rank_)), own_bytes);
+        const absl::string_view own = part(rank_);
+        mine = part(peer);
+        theirs = StreamScratch(own.size());
+        expected = own.size();
+        if (!own.empty()) std::memcpy(out, own.data(), own.size());
         result = out;
         on_progress = [&](size_t, size_t received) { ReduceArrived(d, received, expected, theirs, result, &reduced); };
         break;
@@ -434,15 +438,12 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
       }
       case CollectiveKind::kAllToAll: {
         // This rank receives part `rank_` of each rank's input: rank 0's part, then rank 1's.
-        const int64_t rows = d.input.shape.dim(0);
-        const size_t own_bytes = rows_bytes(SplitRows(rows, 2, rank_));
-        mine = absl::string_view(input + rows_bytes(SplitBegin(rows, 2, peer)), rows_bytes(SplitRows(rows, 2, peer)));
+        const absl::string_view own = part(rank_);
+        mine = part(peer);
         expected = rows_bytes(SplitRows(all[peer].input.shape.dim(0), 2, rank_));
-        const size_t first_bytes = rank_ == 0 ? own_bytes : expected;
+        const size_t first_bytes = rank_ == 0 ? own.size() : expected;
         if (expected > 0) theirs = out + (peer == 0 ? 0 : first_bytes);
-        if (own_bytes > 0) {
-          std::memcpy(out + (rank_ == 0 ? 0 : first_bytes), input + rows_bytes(SplitBegin(rows, 2, rank_)), own_bytes);
-        }
+        if (!own.empty()) std::memcpy(out + (rank_ == 0 ? 0 : first_bytes), own.data(), own.size());
         break;
       }
       case CollectiveKind::kBroadcast: {
