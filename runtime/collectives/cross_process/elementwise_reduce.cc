@@ -119,18 +119,20 @@ void ReduceElementwise(DType dtype, ReduceOp op, void* dst, const void* a, const
   }
 }
 
-void ReduceInRankOrder(DType dtype, ReduceOp op, int world_size, int rank, const std::function<void*(int)>& others,
-                       void* inout, size_t n) {
+void ReduceInRankOrder(DType dtype, ReduceOp op, int world_size, int rank,
+                       const std::function<const void*(int)>& others, void* inout, void* scratch, size_t n) {
   // The running result is always the left operand: rank 0's input, then (x0 op x1), ...
   // It builds up in inout when this rank is 0, or 1 (whose first step, x0 op x1, may
-  // overwrite its own operand), else in rank 0's buffer, copied at the end.
+  // overwrite its own operand), else in scratch, copied at the end.
   void* acc = inout;
   int q = 1;
   if (rank == 1) {
     ReduceElementwise(dtype, op, inout, others(0), inout, n);
     q = 2;
   } else if (rank > 1) {
-    acc = others(0);
+    acc = scratch;
+    ReduceElementwise(dtype, op, acc, others(0), others(1), n);
+    q = 2;
   }
   for (; q < world_size; ++q) ReduceElementwise(dtype, op, acc, acc, q == rank ? inout : others(q), n);
   if (acc != inout) std::memcpy(inout, acc, n * DTypeSize(dtype));

@@ -19,10 +19,11 @@ void ReduceElementwise(DType dtype, ReduceOp op, void* dst, const void* a, const
 
 // An all-reduce from every rank's input, the same bits on every rank: inout holds this
 // rank's input (rank `rank` of world_size) and receives ((x0 op x1) op x2) ... (divided
-// by world_size for kMean); others(q), q != rank, is rank q's input, which may be
-// overwritten.
-void ReduceInRankOrder(DType dtype, ReduceOp op, int world_size, int rank, const std::function<void*(int)>& others,
-                       void* inout, size_t n);
+// by world_size for kMean); others(q), q != rank, is rank q's input, only read. On ranks
+// above 1 the running result builds up in `scratch` (n elements; null is fine on ranks 0
+// and 1), which may be others(0) where that may be overwritten.
+void ReduceInRankOrder(DType dtype, ReduceOp op, int world_size, int rank,
+                       const std::function<const void*(int)>& others, void* inout, void* scratch, size_t n);
 
 // data[i] /= world_size for i < n; integers truncate toward zero, as the contract says.
 void DivideForMean(DType dtype, void* data, size_t n, int world_size);

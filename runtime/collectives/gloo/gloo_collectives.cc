@@ -368,8 +368,8 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
     ready = ready / esize * esize;
     if (ready < bytes && ready - *reduced < kStreamReduceBytes) return;
     ReduceInRankOrder(
-        d.input.dtype, d.reduce_op, world_size_, rank_, [&](int) -> void* { return theirs + *reduced; }, out + *reduced,
-        (ready - *reduced) / esize);
+        d.input.dtype, d.reduce_op, world_size_, rank_, [&](int) -> const void* { return theirs + *reduced; },
+        out + *reduced, /*scratch=*/nullptr, (ready - *reduced) / esize);
     *reduced = ready;
   }
 
@@ -572,8 +572,8 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
       case CollectiveKind::kAllReduce: {
         Tensor inout = call.input;
         ReduceInRankOrder(
-            d.input.dtype, d.reduce_op, world_size_, rank_, [&](int q) -> void* { return CarriedInput(q); },
-            inout.raw_data(), static_cast<size_t>(inout.num_elements()));
+            d.input.dtype, d.reduce_op, world_size_, rank_, [&](int q) -> const void* { return CarriedInput(q); },
+            inout.raw_data(), /*scratch=*/CarriedInput(0), static_cast<size_t>(inout.num_elements()));
         return;
       }
       case CollectiveKind::kReduceScatter: {
@@ -583,8 +583,9 @@ class GlooCommunicator final : public DescribedCollectives<GlooCollectives> {
             static_cast<size_t>(SplitBegin(d.input.shape.dim(0), world_size_, rank_)) * RowBytes(d.input);
         std::memcpy(output.raw_data(), input + offset, output.num_bytes());
         ReduceInRankOrder(
-            d.input.dtype, d.reduce_op, world_size_, rank_, [&](int q) -> void* { return CarriedInput(q) + offset; },
-            output.raw_data(), static_cast<size_t>(output.num_elements()));
+            d.input.dtype, d.reduce_op, world_size_, rank_,
+            [&](int q) -> const void* { return CarriedInput(q) + offset; }, output.raw_data(),
+            /*scratch=*/CarriedInput(0) + offset, static_cast<size_t>(output.num_elements()));
         return;
       }
       case CollectiveKind::kAllGather: {

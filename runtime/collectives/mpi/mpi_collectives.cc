@@ -22,6 +22,7 @@
 #include "runtime/collectives/mpi/mpi_exchange.h"
 #include "runtime/collectives/mpi/mpi_point_to_point.h"
 #include "runtime/collectives/mpi/mpi_process.h"
+#include "runtime/collectives/mpi/mpi_shared_memory_exchange.h"
 
 namespace tsr {
 
@@ -135,14 +136,16 @@ int TagUpperBound(MPI_Comm comm) {
 // in MPI (see the header) can be left behind safely.
 class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorCore> {
  public:
-  // Collectives take tags [0, tag_wrap_); tag_wrap_ itself (MPI_TAG_UB) carries notices.
-  MpiCommunicatorCore(MPI_Comm comm, int rank, int world_size, CollectivesOptions options)
+  // Collectives take tags [0, tag_wrap); tag_wrap itself (MPI_TAG_UB) carries the
+  // message exchange's notices.
+  MpiCommunicatorCore(MPI_Comm comm, int rank, int world_size, int tag_wrap, CollectivesOptions options,
+                      std::unique_ptr<mpi_internal::CollectiveExchange> exchange)
       : comm_(comm),
         rank_(rank),
         world_size_(world_size),
         options_(options),
-        tag_wrap_(TagUpperBound(comm)),
-        exchange_(comm, rank, world_size, /*notice_tag=*/tag_wrap_) {}
+        tag_wrap_(tag_wrap),
+        exchange_(std::move(exchange)) {}
 
   void Start() {
     auto self = shared_from_this();
@@ -176,7 +179,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     }
     worker_.join();
     ScopedMpiCall call;
-    exchange_.CancelNoticeReceives();
+    exchange_->Close();
     // Sends a timed-out collective left behind are small: they leave as soon as their
     // peer's MPI makes progress, which it normally does within this grace period. Any
     // that have not are handed to MPI with their buffers, which are then never freed:
@@ -204,6 +207,7 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
 
   int rank() const { return rank_; }
   int world_size() const { return world_size_; }
+  bool shared_memory() const { return exchange_->shared_memory(); }
 
   bool poisoned() const {
     absl::MutexLock lock(&mu_);
@@ -266,13 +270,13 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   // (exchange_), owned by the call while running_. Not moved while it runs (the exchange
   // reads its input in place).
   struct RunningCall {
-    RunningCall(CollectiveCall c, MpiCommunicatorCore& core) : call(std::move(c)), exchange(core.exchange_) {
+    RunningCall(CollectiveCall c, MpiCommunicatorCore& core) : call(std::move(c)), exchange(*core.exchange_) {
       exchange.Start(core.DescriptorTag(call.seq), call.seq, call.descriptor, call.input, core.options_.timeout);
     }
     RunningCall(const RunningCall&) = delete;
     RunningCall& operator=(const RunningCall&) = delete;
     CollectiveCall call;
-    mpi_internal::DescriptorExchange& exchange;
+    mpi_internal::CollectiveExchange& exchange;
   };
 
   // The handle of call `seq`: its waiter or poller moves the call forward when it is
@@ -439,8 +443,8 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
     Tensor inout = call.input;
     ReduceInRankOrder(
         inout.dtype(), call.descriptor.reduce_op, world_size_, rank_,
-        [&](int q) -> void* { return running.exchange.payload(q); }, inout.raw_data(),
-        static_cast<size_t>(inout.num_elements()));
+        [&](int q) -> const void* { return running.exchange.payload(q); }, inout.raw_data(),
+        rank_ > 1 ? running.exchange.scratch(inout.num_bytes()) : nullptr, static_cast<size_t>(inout.num_elements()));
     return absl::OkStatus();
   }
 
@@ -602,9 +606,9 @@ class MpiCommunicatorCore : public std::enable_shared_from_this<MpiCommunicatorC
   const int rank_;
   const int world_size_;
   const CollectivesOptions options_;
-  int tag_wrap_ = 1;
+  const int tag_wrap_;
   // The exchange of the running call (one at a time: see running_), kept between calls.
-  mpi_internal::DescriptorExchange exchange_;
+  const std::unique_ptr<mpi_internal::CollectiveExchange> exchange_;
 
   mutable absl::Mutex mu_;
   std::deque<CollectiveCall> queue_ ABSL_GUARDED_BY(mu_);
@@ -651,6 +655,7 @@ class MpiCommunicator final : public DescribedCollectives<MpiCollectives> {
   int rank() const override { return core_->rank(); }
   int world_size() const override { return core_->world_size(); }
   bool poisoned() const override { return core_->poisoned(); }
+  bool shared_memory() const override { return core_->shared_memory(); }
 
   // A rank about to wait on a point-to-point transfer first hands its inline collective
   // (if any) to the worker: the peer may send only once that collective has finished.
@@ -694,8 +699,18 @@ absl::StatusOr<std::unique_ptr<MpiCollectives>> MpiCollectives::Create(Collectiv
     MPI_Comm_rank(collectives_comm, &rank);
     MPI_Comm_size(collectives_comm, &world_size);
   }
+  const int tag_wrap = TagUpperBound(collectives_comm);
+  absl::StatusOr<std::unique_ptr<mpi_internal::CollectiveExchange>> exchange =
+      mpi_internal::MakeExchange(collectives_comm, rank, world_size, /*notice_tag=*/tag_wrap);
+  if (!exchange.ok()) {
+    ScopedMpiCall mpi;
+    MPI_Comm_free(&collectives_comm);
+    MPI_Comm_free(&p2p_comm);
+    return exchange.status();
+  }
   mpi_internal::AddLiveCommunicator();
-  auto core = std::make_shared<MpiCommunicatorCore>(collectives_comm, rank, world_size, options);
+  auto core = std::make_shared<MpiCommunicatorCore>(collectives_comm, rank, world_size, tag_wrap, options,
+                                                    *std::move(exchange));
   core->Start();
   return std::unique_ptr<MpiCollectives>(new MpiCommunicator(
       std::move(core), std::make_unique<MpiPointToPoint>(p2p_comm, rank, world_size, options.timeout)));

@@ -117,6 +117,11 @@ class MpiCollectives : public Collectives {
 
   // Whether a timeout has poisoned the communicator (its collectives fail at once).
   virtual bool poisoned() const = 0;
+
+  // Whether the ranks exchange descriptors and small all-reduces' tensors on a
+  // shared-memory board (every rank on this machine; see the header comment) rather than
+  // in MPI messages.
+  virtual bool shared_memory() const = 0;
 };
 
 }  // namespace tsr

@@ -1,4 +1,5 @@
-// DescriptorExchange: the descriptor (and eager payload) messages of one MPI collective,
+// CollectiveExchange's shared part (its deadline, the ranks that gave up), and
+// MessageExchange: the descriptor (and eager payload) messages of one MPI collective,
 // polled until complete or until the deadline, and what a rank that gives up leaves behind.
 #include "runtime/collectives/mpi/mpi_exchange.h"
 
@@ -20,8 +21,6 @@ size_t EagerPayloadBytes(const CollectiveDescriptor& descriptor, int world_size)
   const size_t bytes = static_cast<size_t>(descriptor.input.shape.num_elements()) * DTypeSize(descriptor.input.dtype);
   return bytes * static_cast<size_t>(world_size - 1) <= kEagerAllReduceBytes ? bytes : 0;
 }
-
-std::string DescriptorExchange::Where() const { return tsr::Where(descriptors_[rank_], seq_); }
 
 PayloadCut CutPayload(size_t descriptor_bytes, size_t payload_bytes) {
   PayloadCut cut;
@@ -46,18 +45,60 @@ size_t AreaBytes(int world_size) {
 
 }  // namespace
 
-DescriptorExchange::DescriptorExchange(MPI_Comm comm, int rank, int world_size, int notice_tag)
-    : comm_(comm),
-      rank_(rank),
-      world_size_(world_size),
-      descriptors_(world_size),
+CollectiveExchange::CollectiveExchange(int rank, int world_size)
+    : rank_(rank), world_size_(world_size), descriptors_(world_size), gave_up_seq_(world_size, -1) {}
+
+CollectiveExchange::~CollectiveExchange() = default;
+
+std::string CollectiveExchange::Where() const { return tsr::Where(descriptors_[rank_], seq_); }
+
+void CollectiveExchange::Start(int tag, int64_t seq, const CollectiveDescriptor& mine, const Tensor& payload,
+                               absl::Duration timeout) {
+  seq_ = seq;
+  descriptors_[rank_] = mine;
+  payload_ = EagerPayloadBytes(mine, world_size_) > 0 ? &payload : nullptr;
+  timeout_ = timeout;
+  start_ = absl::InfinitePast();
+  Restart(tag);
+}
+
+void* CollectiveExchange::scratch(size_t bytes) {
+  if (bytes > scratch_bytes_) {
+    scratch_.reset(new char[bytes + 63]);
+    scratch_start_ = scratch_.get() + (64 - reinterpret_cast<uintptr_t>(scratch_.get()) % 64) % 64;
+    scratch_bytes_ = bytes;
+  }
+  return scratch_start_;
+}
+
+CollectiveExchange::Pace CollectiveExchange::AfterPoll(bool wait, int* polls) {
+  // The clock costs as much as a poll: read it every 16th.
+  if (wait && ++*polls % 16 != 0) return Pace::kPollAgain;
+  const absl::Time now = absl::Now();
+  // The first clock reading starts the deadline (a small exchange usually completes
+  // before one).
+  if (start_ == absl::InfinitePast()) start_ = now;
+  const absl::Time deadline = start_ + timeout_;
+  if (now >= deadline) return Pace::kDeadline;
+  if (!wait) return Pace::kReturn;
+  const absl::Duration waited = now - start_;
+  if (waited > absl::Milliseconds(2)) {
+    absl::SleepFor(std::min(absl::Microseconds(200), deadline - now));
+  } else if (waited > absl::Microseconds(50)) {
+    std::this_thread::yield();
+  }
+  return Pace::kPollAgain;
+}
+
+MessageExchange::MessageExchange(MPI_Comm comm, int rank, int world_size, int notice_tag)
+    : CollectiveExchange(rank, world_size),
+      comm_(comm),
       area_bytes_(AreaBytes(world_size)),
       payload_offset_(world_size, 0),
       notice_tag_(notice_tag),
-      notice_requests_(world_size, MPI_REQUEST_NULL),
-      gave_up_seq_(world_size, -1) {}
+      notice_requests_(world_size, MPI_REQUEST_NULL) {}
 
-void DescriptorExchange::PostNoticeReceives() {
+void MessageExchange::PostNoticeReceives() {
   notices_posted_ = true;
   notice_frames_.reset(new char[static_cast<size_t>(world_size_) * kDescriptorWireBytes]);
   for (int q = 0; q < world_size_; ++q) {
@@ -67,7 +108,7 @@ void DescriptorExchange::PostNoticeReceives() {
   }
 }
 
-void DescriptorExchange::CancelNoticeReceives() {
+void MessageExchange::Close() {
   for (MPI_Request& r : notice_requests_) {
     if (r == MPI_REQUEST_NULL) continue;
     MPI_Cancel(&r);
@@ -75,7 +116,7 @@ void DescriptorExchange::CancelNoticeReceives() {
   }
 }
 
-void DescriptorExchange::TakeNotice(int q) {
+void MessageExchange::TakeNotice(int q) {
   int64_t seq = 0;
   absl::StatusOr<CollectiveDescriptor> n = DecodeDescriptor(notice_frames_.get() + q * kDescriptorWireBytes, &seq);
   // Anything else under the notice tag is not a notice (nothing else is sent there).
@@ -85,7 +126,7 @@ void DescriptorExchange::TakeNotice(int q) {
   }
 }
 
-absl::Status DescriptorExchange::NoticesError(bool current) const {
+absl::Status CollectiveExchange::NoticesError(bool current) const {
   std::vector<int> here, before;
   for (int q = 0; q < world_size_; ++q) {
     if (gave_up_seq_[q] < 0 || gave_up_seq_[q] > seq_) continue;  // none, or one for a later collective
@@ -110,14 +151,8 @@ absl::Status DescriptorExchange::NoticesError(bool current) const {
   return absl::OkStatus();
 }
 
-void DescriptorExchange::Start(int tag, int64_t seq, const CollectiveDescriptor& mine, const Tensor& payload,
-                               absl::Duration timeout) {
+void MessageExchange::Restart(int tag) {
   tag_ = tag;
-  seq_ = seq;
-  descriptors_[rank_] = mine;
-  payload_ = EagerPayloadBytes(mine, world_size_) > 0 ? &payload : nullptr;
-  timeout_ = timeout;
-  start_ = absl::InfinitePast();
   requests_.assign(static_cast<size_t>(world_size_), MPI_REQUEST_NULL);
   parts_.assign(static_cast<size_t>(world_size_), Part::kFirstFrame);
   requests_.insert(requests_.end(), notice_requests_.begin(), notice_requests_.end());
@@ -126,7 +161,7 @@ void DescriptorExchange::Start(int tag, int64_t seq, const CollectiveDescriptor&
   speculative_.assign(static_cast<size_t>(world_size_), -1);
 }
 
-void DescriptorExchange::Post() {
+void MessageExchange::Post() {
   // (Null after an exchange that gave up parked them with its requests.)
   if (mine_ == nullptr) mine_.reset(new char[kFrameBytes]);
   if (theirs_ == nullptr) {
@@ -186,7 +221,7 @@ void DescriptorExchange::Post() {
   }
 }
 
-absl::Status DescriptorExchange::TakeFirstFrame(int q) {
+absl::Status MessageExchange::TakeFirstFrame(int q) {
   int64_t seq = 0;
   size_t descriptor_bytes = 0;
   char* frame = area(q);
@@ -227,7 +262,7 @@ absl::Status DescriptorExchange::TakeFirstFrame(int q) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, std::vector<ParkedRequests>* parked) {
+absl::StatusOr<bool> MessageExchange::Progress(bool wait, std::vector<ParkedRequests>* parked) {
   int polls = 0;
   while (pending_receives_ + pending_sends_ > 0) {
     int count = 0;
@@ -267,22 +302,13 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, std::vector<ParkedR
       if (!notices.ok()) return Abandon(notices, parked);
     }
     if (pending_receives_ + pending_sends_ == 0) break;
-    // The clock costs as much as a poll: read it every 16th.
-    if (wait && ++polls % 16 != 0) continue;
-    const absl::Time now = absl::Now();
-    // The first clock reading starts the deadline (a small exchange usually completes
-    // before one).
-    if (start_ == absl::InfinitePast()) start_ = now;
-    const absl::Time deadline = start_ + timeout_;
-    if (now >= deadline) return GiveUp(parked);
-    if (!wait) return false;
-    // Ranks usually arrive within microseconds of each other: poll hard at first, then
-    // yield, then sleep in short steps.
-    const absl::Duration waited = now - start_;
-    if (waited > absl::Milliseconds(2)) {
-      absl::SleepFor(std::min(absl::Microseconds(200), deadline - now));
-    } else if (waited > absl::Microseconds(50)) {
-      std::this_thread::yield();
+    switch (AfterPoll(wait, &polls)) {
+      case Pace::kPollAgain:
+        break;
+      case Pace::kReturn:
+        return false;
+      case Pace::kDeadline:
+        return GiveUp(parked);
     }
   }
   // The notice receives not taken go on to the next exchange.
@@ -292,7 +318,7 @@ absl::StatusOr<bool> DescriptorExchange::Progress(bool wait, std::vector<ParkedR
 
 // The deadline passed: cancels the receives still waiting, tells every other rank that
 // this one gave up, and names the ranks whose descriptor never came.
-absl::Status DescriptorExchange::GiveUp(std::vector<ParkedRequests>* parked) {
+absl::Status MessageExchange::GiveUp(std::vector<ParkedRequests>* parked) {
   std::vector<int> missing;
   for (int q = 0; q < world_size_; ++q) {
     if (q != rank_ && requests_[q] != MPI_REQUEST_NULL) missing.push_back(q);
@@ -318,7 +344,7 @@ absl::Status DescriptorExchange::GiveUp(std::vector<ParkedRequests>* parked) {
 
 // Ends the exchange with `status`: receives nobody matched are cancelled; whatever is
 // still in flight is parked with the memory it uses.
-absl::Status DescriptorExchange::Abandon(absl::Status status, std::vector<ParkedRequests>* parked) {
+absl::Status MessageExchange::Abandon(absl::Status status, std::vector<ParkedRequests>* parked) {
   ParkedRequests left;
   {
     ScopedMpiCall mpi;

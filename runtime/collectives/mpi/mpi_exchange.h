@@ -1,22 +1,24 @@
-// `DescriptorExchange`: the first step of every MPI collective. Each rank sends its
-// descriptor (collective_descriptor.h) to every other rank and receives theirs with
-// nonblocking messages polled until a deadline, so that a rank learns exactly which ranks
-// did not arrive (and names them), and every rank then checks the same descriptors.
+// The descriptor exchange, the first step of every MPI collective: each rank gives its
+// descriptor (collective_descriptor.h) to every other rank and takes theirs, polling until
+// a deadline, so that a rank learns exactly which ranks did not arrive (and names them),
+// and every rank then checks the same descriptors. `CollectiveExchange` is what the
+// communicator uses; `MessageExchange`, here, moves the bytes in MPI messages (the
+// shared-memory board of one machine's ranks is in mpi_shared_memory_exchange.h).
 //
-// An eager collective -- a small all-reduce, see EagerPayloadBytes -- sends its tensor
-// with its descriptor under the same tag (MPI keeps the messages of one sender and tag in
-// order), so that its data arrives in the same round trip as the check: one message
-// latency per collective instead of a descriptor round trip, a hand-over to the
+// An eager collective -- a small all-reduce, see EagerPayloadBytes -- gives its tensor
+// with its descriptor, so that its data arrives in the same round trip as the check: one
+// message latency per collective instead of a descriptor round trip, a hand-over to the
 // communicator's thread and MPI's own all-reduce. A receiver learns from the sender's
-// descriptor whether a payload follows and how long it is, so a rank takes every message
-// sent to it even when the two sides' descriptors disagree (the collective then fails
-// the same way on both, and nothing is left behind in MPI).
+// descriptor whether a payload follows and how long it is, so a rank takes everything
+// given to it even when the two sides' descriptors disagree (the collective then fails
+// the same way on both, and nothing is left behind).
 //
-// Messages are cut to stay within Open MPI's shared-memory eager size (kFrameBytes): the
-// first frame carries the descriptor (its encoded bytes only, ~100) and as much of the
-// tensor as fits, the rest follows in frames of that size -- or, when longer than
-// kFramedRestBytes, as one message that Open MPI moves with one copy between the
-// processes.
+// In messages, the payload goes under the descriptor's tag (MPI keeps the messages of one
+// sender and tag in order), cut to stay within Open MPI's shared-memory eager size
+// (kFrameBytes): the first frame carries the descriptor (its encoded bytes only, ~100)
+// and as much of the tensor as fits, the rest follows in frames of that size -- or, when
+// longer than kFramedRestBytes, as one message that Open MPI moves with one copy between
+// the processes.
 #ifndef TESSERA_RUNTIME_COLLECTIVES_MPI_MPI_EXCHANGE_H_
 #define TESSERA_RUNTIME_COLLECTIVES_MPI_MPI_EXCHANGE_H_
 
@@ -87,80 +89,129 @@ struct ParkedRequests {
   std::vector<MPI_Request> requests;
 };
 
-// The exchanges of one communicator, one at a time: each collective Starts one, and the
-// frame buffers, payload buffers and request lists stay allocated for the next (a small
-// all-reduce is a few microseconds; a dozen allocations and frees were a tenth of it).
-class DescriptorExchange {
+// The exchange of one communicator's collectives, one at a time: each collective
+// Starts it, and what it allocates stays for the next. Two transports: messages
+// (MessageExchange, below: any MPI job) and a shared-memory board
+// (mpi_shared_memory_exchange.h: every rank of the communicator on this machine); MakeExchange
+// there picks one for a communicator.
+class CollectiveExchange {
  public:
-  // Notices (below) travel under `notice_tag`, a tag no collective uses.
-  DescriptorExchange(MPI_Comm comm, int rank, int world_size, int notice_tag);
-  DescriptorExchange(const DescriptorExchange&) = delete;
-  DescriptorExchange& operator=(const DescriptorExchange&) = delete;
+  CollectiveExchange(int rank, int world_size);
+  virtual ~CollectiveExchange();
+  CollectiveExchange(const CollectiveExchange&) = delete;
+  CollectiveExchange& operator=(const CollectiveExchange&) = delete;
 
-  // Begins the exchange of collective `seq` (under `tag`): this rank's descriptor and,
-  // when EagerPayloadBytes(mine) > 0, `payload`'s bytes behind it (`payload` must stay
-  // put until End). The previous exchange must be over (complete, or ended by an error).
-  // Its deadline, `timeout` on, runs from the first time Progress reads the clock.
+  // Begins the exchange of collective `seq` (under `tag`, for the message transport): this
+  // rank's descriptor and, when EagerPayloadBytes(mine) > 0, `payload`'s bytes behind it
+  // (`payload` must stay put until End). The previous exchange must be over (complete, or
+  // ended by an error). Its deadline, `timeout` on, runs from the first time Progress reads
+  // the clock.
   void Start(int tag, int64_t seq, const CollectiveDescriptor& mine, const Tensor& payload, absl::Duration timeout);
 
   // After the collective: forgets the payload tensor.
   void End() { payload_ = nullptr; }
 
-  // Cancels the notice receives (the communicator is going away).
-  void CancelNoticeReceives();
+  // The communicator is going away: nothing more will be exchanged.
+  virtual void Close() = 0;
+
+  // Whether the bytes go through shared memory (rather than MPI messages).
+  virtual bool shared_memory() const = 0;
 
   // Whether this rank's tensor goes behind its descriptor (EagerPayloadBytes(mine) > 0).
   bool eager() const { return payload_ != nullptr; }
 
-  // Posts the first-frame receives and this rank's sends.
-  void Post();
+  // Makes this rank's descriptor (and eager payload) available to the others and gets
+  // ready to receive theirs.
+  virtual void Post() = 0;
 
   // Moves the exchange forward: with `wait`, until every descriptor (and every payload a
-  // descriptor announces) has arrived and every send is done, or until the deadline;
-  // without, one poll. True when complete. Errors (after which the exchange is over and
-  // the communicator should be poisoned; requests still in flight go to *parked):
+  // descriptor announces) has arrived and this rank's are delivered, or until the
+  // deadline; without, one poll. True when complete. Errors (after which the exchange is
+  // over and the communicator should be poisoned; message requests still in flight go to
+  // *parked):
   //  - DeadlineExceeded naming the ranks that did not arrive, after telling every rank
   //    that this one gave up (a rank arriving later fails at once);
-  //  - DataLoss / Internal for a message that is not this collective's descriptor;
+  //  - DataLoss / Internal for bytes that are not this collective's descriptor;
   //  - DeadlineExceeded when a rank gave up before this one arrived, on this collective
-  //    or on an earlier one (its notice came late: the communicator is out of step).
-  absl::StatusOr<bool> Progress(bool wait, std::vector<ParkedRequests>* parked);
+  //    or on an earlier one (the communicator is out of step).
+  virtual absl::StatusOr<bool> Progress(bool wait, std::vector<ParkedRequests>* parked) = 0;
 
   // After completion: every rank's descriptor by rank (this rank's included), and rank
-  // q's payload (q != this rank; EagerPayloadBytes(descriptors()[q]) bytes, writable,
-  // 64-byte aligned).
+  // q's payload (q != this rank; EagerPayloadBytes(descriptors()[q]) bytes, 64-byte
+  // aligned, valid until the next Start).
   const std::vector<CollectiveDescriptor>& descriptors() const { return descriptors_; }
-  char* payload(int q) { return area(q) + payload_offset_[q]; }
+  virtual const void* payload(int q) const = 0;
 
- private:
-  absl::Status GiveUp(std::vector<ParkedRequests>* parked);
-  absl::Status Abandon(absl::Status status, std::vector<ParkedRequests>* parked);
-  // The notices of an earlier collective and (with `current`) of this one, as an error
-  // (OK when none came).
+  // Room for `bytes` (at most the largest eager payload), 64-byte aligned, for the running
+  // result of a reduction on ranks above 1 (ReduceInRankOrder).
+  void* scratch(size_t bytes);
+
+ protected:
+  // Resets the transport's state for the exchange Start begins.
+  virtual void Restart(int tag) = 0;
+
+  // What a Progress loop does after a poll that left the exchange incomplete: it reads the
+  // clock (every 16th poll when waiting; the first reading starts the deadline), and waits
+  // as ranks usually arrive -- within microseconds: poll hard at first, then yield, then
+  // sleep in short steps.
+  enum class Pace { kPollAgain, kReturn, kDeadline };
+  Pace AfterPoll(bool wait, int* polls);
+
+  // The ranks that gave up (gave_up_seq_) on an earlier collective and (with `current`)
+  // on this one, as an error (OK when none did).
   absl::Status NoticesError(bool current) const;
-  void PostNoticeReceives();
-  void TakeNotice(int q);
-
-  const MPI_Comm comm_;
-  const int rank_;
-  const int world_size_;
-  int tag_ = 0;
-  int64_t seq_ = 0;
-  // Takes rank q's first frame (its descriptor and the start of its payload) and posts the
-  // receives of the rest. Errors for a frame that is not this collective's descriptor.
-  absl::Status TakeFirstFrame(int q);
-
-  enum class Part : uint8_t { kFirstFrame, kPayload, kSend, kNotice };
 
   // "all_reduce 'g' (seq 3)", for errors.
   std::string Where() const;
 
+  const int rank_;
+  const int world_size_;
+  int64_t seq_ = 0;
   std::vector<CollectiveDescriptor> descriptors_;
   const Tensor* payload_ = nullptr;  // this rank's, when eager
   absl::Duration timeout_;
   // The first clock reading of the exchange (InfinitePast before); the deadline is
   // start_ + timeout_.
   absl::Time start_ = absl::InfinitePast();
+  std::vector<int64_t> gave_up_seq_;  // by rank: the seq it gave up on, -1: none
+  bool any_notice_ = false;           // some rank gave up
+
+ private:
+  std::unique_ptr<char[]> scratch_;
+  char* scratch_start_ = nullptr;  // 64-byte aligned in scratch_
+  size_t scratch_bytes_ = 0;
+};
+
+// The exchange in MPI messages: descriptors and eager payloads sent to every other rank,
+// received with nonblocking receives polled until the deadline.
+class MessageExchange final : public CollectiveExchange {
+ public:
+  // Notices (below) travel under `notice_tag`, a tag no collective uses.
+  MessageExchange(MPI_Comm comm, int rank, int world_size, int notice_tag);
+
+  // Cancels the notice receives.
+  void Close() override;
+  bool shared_memory() const override { return false; }
+  // Posts the first-frame receives and this rank's sends.
+  void Post() override;
+  absl::StatusOr<bool> Progress(bool wait, std::vector<ParkedRequests>* parked) override;
+  const void* payload(int q) const override { return area(q) + payload_offset_[q]; }
+
+ private:
+  void Restart(int tag) override;
+  absl::Status GiveUp(std::vector<ParkedRequests>* parked);
+  absl::Status Abandon(absl::Status status, std::vector<ParkedRequests>* parked);
+  void PostNoticeReceives();
+  void TakeNotice(int q);
+
+  const MPI_Comm comm_;
+  int tag_ = 0;
+  // Takes rank q's first frame (its descriptor and the start of its payload) and posts the
+  // receives of the rest. Errors for a frame that is not this collective's descriptor.
+  absl::Status TakeFirstFrame(int q);
+
+  enum class Part : uint8_t { kFirstFrame, kPayload, kSend, kNotice };
+
   std::unique_ptr<char[]> mine_;  // kFrameBytes: this rank's first frame
   // The receive areas, area_bytes_ each, one per rank from a 64-byte aligned start
   // (theirs_ is the allocation): rank q's first frame lands at the start of its area and
@@ -190,8 +241,6 @@ class DescriptorExchange {
   bool notices_posted_ = false;
   std::vector<MPI_Request> notice_requests_;  // by rank; null once taken
   std::unique_ptr<char[]> notice_frames_;     // world_size x kDescriptorWireBytes
-  std::vector<int64_t> gave_up_seq_;          // by rank: the seq its notice names, -1: none
-  bool any_notice_ = false;
 };
 
 }  // namespace mpi_internal

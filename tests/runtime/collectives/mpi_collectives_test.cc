@@ -1,6 +1,7 @@
 // Tests of the MPI collectives backend, one process per rank: run under
-// `mpirun -np N` (CTest runs it at N = 2, 3 and 4, and at 2 with MPI calls serialized:
-// TESSERA_MPI_SERIALIZED=1). The conformance suite at the job's world size (mismatched
+// `mpirun -np N` (CTest runs it at N = 2, 3 and 4 with the ranks' shared-memory board, at
+// 2 and 3 with MPI messages instead -- TESSERA_MPI_SHARED_MEMORY=0 -- and at 2 with MPI
+// calls serialized: TESSERA_MPI_SERIALIZED=1). The conformance suite at the job's world size (mismatched
 // collectives included), then MPI's own error reporting: a missing rank times out on
 // every rank that came, naming it, and poisons the communicator; eager and large
 // all-reduces disagreeing; unmatched sends and receives; a rank stalling in the data
@@ -23,6 +24,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "runtime/collectives/mpi/mpi_exchange.h"
+#include "runtime/collectives/mpi/mpi_shared_memory_exchange.h"
 #include "tests/runtime/collectives/collectives_conformance.h"
 #include "tests/runtime/collectives/rank_test_output.h"
 
@@ -40,6 +42,12 @@ std::vector<std::unique_ptr<Collectives>> MakeRank(int world_size, CollectivesOp
   }
   ranks.push_back(*std::move(comm));
   return ranks;
+}
+
+// Whether the job asked for MPI messages instead of the shared-memory board.
+bool MessagesAsked() {
+  const char* value = std::getenv("TESSERA_MPI_SHARED_MEMORY");
+  return value != nullptr && std::string(value) == "0";
 }
 
 int JobWorldSize() {
@@ -96,8 +104,33 @@ TEST_F(MpiCollectivesTest, CreateReportsRankAndWorld) {
   EXPECT_EQ(rank_, mpi->world_rank);
   EXPECT_EQ(world_, mpi->world_size);
   EXPECT_FALSE(comm_->poisoned());
+  // Every rank of a test job runs on this machine: the ranks share a board unless told not to.
+  EXPECT_EQ(comm_->shared_memory(), !MessagesAsked());
   // MPI cannot be finalized while a communicator exists.
   EXPECT_EQ(FinalizeMpi().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// TESSERA_MPI_SHARED_MEMORY takes 0 or 1; anything else is refused on every rank (none is
+// left waiting in a collective call), and the next communicator is fine.
+TEST_F(MpiCollectivesTest, BadSharedMemorySettingIsRefused) {
+  const char* before = std::getenv("TESSERA_MPI_SHARED_MEMORY");
+  const std::string saved = before == nullptr ? "" : before;
+  ASSERT_EQ(setenv("TESSERA_MPI_SHARED_MEMORY", "yes", 1), 0);
+  absl::StatusOr<std::unique_ptr<MpiCollectives>> refused = MpiCollectives::Create({});
+  if (before == nullptr) {
+    unsetenv("TESSERA_MPI_SHARED_MEMORY");
+  } else {
+    setenv("TESSERA_MPI_SHARED_MEMORY", saved.c_str(), 1);
+  }
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
+  EXPECT_THAT(refused.status().message(), HasSubstr("TESSERA_MPI_SHARED_MEMORY must be 0 (MPI messages) or 1"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("not 'yes'"));
+  absl::StatusOr<std::unique_ptr<MpiCollectives>> next = MpiCollectives::Create({});
+  ASSERT_TRUE(next.ok()) << next.status();
+  Tensor t(DType::kF32, Shape({3}));
+  for (int i = 0; i < 3; ++i) t.data<float>()[i] = static_cast<float>(rank_ + i);
+  ASSERT_TRUE((*next)->AllReduce(t, ReduceOp::kSum, "after").Wait().ok());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(t.data<float>()[i], world_ * (world_ - 1) / 2.0f + world_ * i);
 }
 
 // The last rank skips an all-reduce. The others fail after the timeout, naming it; when
@@ -388,7 +421,11 @@ class MpiDataMovementStallTest : public testing::Test {
     MPI_Comm_get_attr(collectives, MPI_TAG_UB, &tag_ub, &found);
     ASSERT_TRUE(found && tag_ub != nullptr);
     {
-      mpi_internal::DescriptorExchange exchange(collectives, rank_, world_, /*notice_tag=*/*tag_ub);
+      // The exchange the other ranks' communicators took (a collective call, as in Create).
+      absl::StatusOr<std::unique_ptr<mpi_internal::CollectiveExchange>> made =
+          mpi_internal::MakeExchange(collectives, rank_, world_, /*notice_tag=*/*tag_ub);
+      ASSERT_TRUE(made.ok()) << made.status();
+      mpi_internal::CollectiveExchange& exchange = **made;
       const CollectiveDescriptor mine =
           MakeDescriptor(CollectiveKind::kAllReduce, name, grad.type(), {}, ReduceOp::kSum);
       ASSERT_EQ(mpi_internal::EagerPayloadBytes(mine, world_), 0u)
@@ -404,7 +441,7 @@ class MpiDataMovementStallTest : public testing::Test {
       ASSERT_EQ(MPI_Allreduce(MPI_IN_PLACE, grad.raw_data(), static_cast<int>(grad.num_elements()), MPI_FLOAT, MPI_SUM,
                               collectives),
                 MPI_SUCCESS);
-      exchange.CancelNoticeReceives();
+      exchange.Close();
     }
     MPI_Comm_free(&p2p);
     MPI_Comm_free(&collectives);

@@ -1,0 +1,283 @@
+// SharedMemoryExchange: the board one machine's ranks share (a POSIX shared-memory segment
+// rank 0 creates and the others map), its publish-and-poll exchange, and MakeExchange,
+// which picks the board or MPI messages for a communicator.
+#include "runtime/collectives/mpi/mpi_shared_memory_exchange.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "graph/status_macros.h"
+#include "runtime/collectives/mpi/mpi_process.h"
+
+namespace tsr {
+namespace mpi_internal {
+namespace {
+
+// What every rank's region starts with (a cache line of its own). Counts, not sequence
+// numbers, so that the segment's zeros mean "nothing yet".
+struct alignas(64) RankControl {
+  std::atomic<int64_t> published;  // seq + 1 of the last collective this rank published
+  std::atomic<int64_t> gave_up;    // seq + 1 of the collective it gave up on; 0: none
+};
+static_assert(std::atomic<int64_t>::is_always_lock_free, "the board's counters are shared between processes");
+
+constexpr int kSlots = 2;
+constexpr size_t kPageBytes = 4096;
+// The segment's first page: written by rank 0 before the others map it, so that a rank
+// that opened something else by that name (another job's) notices.
+struct SegmentHeader {
+  uint64_t token;
+  int64_t world_size;
+  uint64_t region_bytes;
+};
+
+size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+// A slot: the descriptor's kDescriptorWireBytes, then the largest eager payload.
+size_t SlotBytes(int world_size) {
+  return kDescriptorWireBytes + RoundUp(kEagerAllReduceBytes / static_cast<size_t>(world_size - 1), 64);
+}
+// A rank's region, whole pages so that no two ranks write the same line or page.
+size_t RegionBytes(int world_size) { return RoundUp(sizeof(RankControl) + kSlots * SlotBytes(world_size), kPageBytes); }
+
+// The segment, mapped; unmapped with the object.
+class MappedSegment {
+ public:
+  MappedSegment(void* base, size_t bytes) : base_(static_cast<char*>(base)), bytes_(bytes) {}
+  ~MappedSegment() { munmap(base_, bytes_); }
+  MappedSegment(const MappedSegment&) = delete;
+  MappedSegment& operator=(const MappedSegment&) = delete;
+  char* base() const { return base_; }
+
+ private:
+  char* const base_;
+  const size_t bytes_;
+};
+
+// Maps the segment `name` (creating it, `bytes` long, with `create`). Null on any failure
+// (the communicator then exchanges messages).
+std::unique_ptr<MappedSegment> MapSegment(const std::string& name, size_t bytes, bool create) {
+  const int fd = shm_open(name.c_str(), create ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
+  if (fd < 0) return nullptr;
+  struct stat st;
+  bool ok = create ? ftruncate(fd, static_cast<off_t>(bytes)) == 0
+                   : fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == bytes;
+  // MAP_POPULATE: the pages are there before the first collective, not faulted in by it.
+  void* base = ok ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0) : MAP_FAILED;
+  close(fd);
+  if (base == MAP_FAILED) {
+    if (create) shm_unlink(name.c_str());
+    return nullptr;
+  }
+  return std::make_unique<MappedSegment>(base, bytes);
+}
+
+// The processor's hint that this thread spins on memory another core writes.
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+class SharedMemoryExchange final : public CollectiveExchange {
+ public:
+  SharedMemoryExchange(std::unique_ptr<MappedSegment> segment, int rank, int world_size)
+      : CollectiveExchange(rank, world_size),
+        segment_(std::move(segment)),
+        region_bytes_(RegionBytes(world_size)),
+        slot_bytes_(SlotBytes(world_size)),
+        taken_(world_size, false) {}
+
+  void Close() override {}
+  bool shared_memory() const override { return true; }
+
+  void Post() override {
+    char* slot = Slot(rank_);
+    EncodeDescriptor(descriptors_[rank_], seq_, slot);
+    if (eager()) std::memcpy(slot + kDescriptorWireBytes, payload_->raw_data(), payload_->num_bytes());
+    Control(rank_).published.store(seq_ + 1, std::memory_order_release);
+  }
+
+  absl::StatusOr<bool> Progress(bool wait, std::vector<ParkedRequests>* /*parked*/) override {
+    int polls = 0;
+    while (true) {
+      for (int q = 0; q < world_size_; ++q) {
+        if (taken_[q]) continue;
+        const RankControl& control = Control(q);
+        if (const int64_t gave_up = control.gave_up.load(std::memory_order_relaxed); gave_up > 0) {
+          gave_up_seq_[q] = gave_up - 1;
+          any_notice_ = true;
+        }
+        // Rank q may be one collective ahead (it finished this one): its slot for this one
+        // stays until this rank publishes the next.
+        if (control.published.load(std::memory_order_acquire) <= seq_) continue;
+        TSR_RETURN_IF_ERROR(Take(q));
+      }
+      // A rank that gave up will never read this rank's slot: fail at once (the board
+      // keeps nothing in flight).
+      if (any_notice_) TSR_RETURN_IF_ERROR(NoticesError(/*current=*/true));
+      if (arrived_ == world_size_) return true;
+      switch (AfterPoll(wait, &polls)) {
+        case Pace::kPollAgain:
+          CpuRelax();
+          break;
+        case Pace::kReturn:
+          return false;
+        case Pace::kDeadline:
+          return GiveUp();
+      }
+    }
+  }
+
+  const void* payload(int q) const override { return Slot(q) + kDescriptorWireBytes; }
+
+ private:
+  void Restart(int /*tag*/) override {
+    std::fill(taken_.begin(), taken_.end(), false);
+    taken_[rank_] = true;
+    arrived_ = 1;
+  }
+
+  RankControl& Control(int q) const {
+    return *reinterpret_cast<RankControl*>(segment_->base() + kPageBytes + static_cast<size_t>(q) * region_bytes_);
+  }
+  // Rank q's slot for the current collective.
+  char* Slot(int q) const {
+    return reinterpret_cast<char*>(&Control(q)) + sizeof(RankControl) +
+           static_cast<size_t>(seq_ % kSlots) * slot_bytes_;
+  }
+
+  // Reads rank q's descriptor for this collective from its slot.
+  absl::Status Take(int q) {
+    int64_t seq = 0;
+    if (absl::Status d = DecodeDescriptorInto(Slot(q), &seq, nullptr, &descriptors_[q]); !d.ok()) {
+      return absl::DataLossError(absl::StrCat(Where(), ": from rank ", q, "'s shared-memory slot: ", d.message()));
+    }
+    if (seq != seq_) {
+      return absl::InternalError(absl::StrCat(Where(), ": rank ", q, " published the descriptor of seq ", seq,
+                                              " (the communicator's ranks are out of step)"));
+    }
+    taken_[q] = true;
+    ++arrived_;
+    return absl::OkStatus();
+  }
+
+  // The deadline passed: says so on the board (a rank arriving later fails at once) and
+  // names the ranks that did not arrive.
+  absl::Status GiveUp() {
+    Control(rank_).gave_up.store(seq_ + 1, std::memory_order_release);
+    std::vector<int> missing;
+    for (int q = 0; q < world_size_; ++q) {
+      if (!taken_[q]) missing.push_back(q);
+    }
+    return MissingRanksError(Where(), rank_, timeout_, missing, world_size_);
+  }
+
+  const std::unique_ptr<MappedSegment> segment_;
+  const size_t region_bytes_;
+  const size_t slot_bytes_;
+  std::vector<bool> taken_;  // by rank: its descriptor for this collective was read
+  int arrived_ = 0;
+};
+
+// TESSERA_MPI_SHARED_MEMORY: unset or 1 (the board where it can serve), 0 (messages).
+absl::StatusOr<bool> SharedMemoryWanted() {
+  const char* value = std::getenv("TESSERA_MPI_SHARED_MEMORY");
+  if (value == nullptr || std::strcmp(value, "1") == 0) return true;
+  if (std::strcmp(value, "0") == 0) return false;
+  return absl::InvalidArgumentError(
+      absl::StrCat("TESSERA_MPI_SHARED_MEMORY must be 0 (MPI messages) or 1 (a shared-memory board where every rank "
+                   "runs on one machine), not '",
+                   value, "'"));
+}
+
+// Whether every rank passes `mine` (a collective call over comm).
+absl::StatusOr<bool> Everyone(MPI_Comm comm, bool mine, absl::string_view what) {
+  int all = mine ? 1 : 0;
+  TSR_RETURN_IF_ERROR(
+      MpiStatus(MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_MIN, comm), absl::StrCat("MpiCollectives: ", what)));
+  return all == 1;
+}
+
+// The board for `comm`, or null where it cannot serve (see MakeExchange). Every rank
+// makes the same MPI calls whatever happens on it.
+absl::StatusOr<std::unique_ptr<CollectiveExchange>> MakeBoard(MPI_Comm comm, int rank, int world_size, bool wanted) {
+  ScopedMpiCall mpi;
+  bool one_machine = false;
+  {
+    MPI_Comm node = MPI_COMM_NULL;
+    TSR_RETURN_IF_ERROR(MpiStatus(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+                                  "MpiCollectives: MPI_Comm_split_type"));
+    int node_size = 0;
+    MPI_Comm_size(node, &node_size);
+    MPI_Comm_free(&node);
+    one_machine = node_size == world_size;
+  }
+  TSR_ASSIGN_OR_RETURN(const bool board, Everyone(comm, wanted && one_machine && world_size > 1, "MPI_Allreduce"));
+  if (!board) return nullptr;
+
+  const size_t bytes = kPageBytes + static_cast<size_t>(world_size) * RegionBytes(world_size);
+  // Rank 0 names and creates the segment and tells the others (the name, then the token
+  // its header carries); an empty name says it could not.
+  struct {
+    char name[64];
+    uint64_t token;
+  } announced = {};
+  std::unique_ptr<MappedSegment> segment;
+  if (rank == 0) {
+    std::random_device random;
+    announced.token = (uint64_t{random()} << 32) ^ random();
+    const std::string name = absl::StrCat("/tessera-mpi-", getpid(), "-", absl::Hex(announced.token));
+    segment = MapSegment(name, bytes, /*create=*/true);
+    if (segment != nullptr) {
+      std::snprintf(announced.name, sizeof(announced.name), "%s", name.c_str());
+      *reinterpret_cast<SegmentHeader*>(segment->base()) = {announced.token, world_size, RegionBytes(world_size)};
+    }
+  }
+  TSR_RETURN_IF_ERROR(
+      MpiStatus(MPI_Bcast(&announced, sizeof(announced), MPI_BYTE, 0, comm), "MpiCollectives: MPI_Bcast"));
+  if (rank != 0 && announced.name[0] != '\0') {
+    segment = MapSegment(announced.name, bytes, /*create=*/false);
+    if (segment != nullptr) {
+      const SegmentHeader& header = *reinterpret_cast<const SegmentHeader*>(segment->base());
+      if (header.token != announced.token || header.world_size != world_size ||
+          header.region_bytes != RegionBytes(world_size)) {
+        segment.reset();
+      }
+    }
+  }
+  absl::StatusOr<bool> mapped = Everyone(comm, segment != nullptr, "MPI_Allreduce");
+  // Every rank that could open the segment has it mapped: its name can go (the memory
+  // stays until the last rank unmaps it, and nothing is left behind if a process dies).
+  if (rank == 0 && announced.name[0] != '\0') shm_unlink(announced.name);
+  if (!mapped.ok()) return mapped.status();
+  if (!*mapped) return nullptr;
+  return std::make_unique<SharedMemoryExchange>(std::move(segment), rank, world_size);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CollectiveExchange>> MakeExchange(MPI_Comm comm, int rank, int world_size,
+                                                                 int notice_tag) {
+  absl::StatusOr<bool> wanted = SharedMemoryWanted();
+  TSR_ASSIGN_OR_RETURN(std::unique_ptr<CollectiveExchange> board,
+                       MakeBoard(comm, rank, world_size, wanted.ok() && *wanted));
+  if (!wanted.ok()) return wanted.status();
+  if (board != nullptr) return board;
+  return std::make_unique<MessageExchange>(comm, rank, world_size, notice_tag);
+}
+
+}  // namespace mpi_internal
+}  // namespace tsr
