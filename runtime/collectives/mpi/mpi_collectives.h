@@ -16,20 +16,22 @@
 //    all-reduce); the communicator's own thread finishes it instead when another
 //    collective is queued behind it or when its handle is polled (Done) rather than
 //    waited for, and runs whatever was queued. A collective starts with a descriptor
-//    exchange (mpi_exchange.h): every rank sends a small description of what it issued
+//    exchange (mpi_exchange.h): every rank gives a small description of what it issued
 //    (op, reduce op, name, dtype, shapes, root; see collective_descriptor.h) to every
-//    other rank with nonblocking point-to-point messages and polls for the others' until
-//    the timeout. So every rank learns exactly which ranks did not arrive
+//    other rank and polls for the others' until the timeout -- on a shared-memory board
+//    when every rank runs on this machine (mpi_shared_memory_exchange.h; the environment
+//    variable TESSERA_MPI_SHARED_MEMORY=0 turns it off), in nonblocking point-to-point
+//    messages otherwise. So every rank learns exactly which ranks did not arrive
 //    (DeadlineExceeded naming them), every rank checks the same descriptors (a mismatch is
 //    the same InvalidArgument everywhere, and leaves the communicator usable), and uneven
 //    all-gathers and all-to-alls know every rank's row count. A barrier is the exchange
 //    alone.
 //  - A small all-reduce (at most kEagerAllReduceBytes = 128 KiB sent per rank;
-//    mpi_exchange.h) goes eagerly: its tensor travels with its descriptor -- in messages
-//    small enough for Open MPI's shared-memory fast path, and beyond 28 KiB the rest in one
-//    message that Open MPI copies once between the processes -- and every rank reduces
-//    what it received, where it landed, in rank order ((x0 op x1) op x2 ...), the same
-//    bits on every rank: one message latency.
+//    mpi_exchange.h) goes eagerly: its tensor travels with its descriptor -- in the rank's
+//    slot of the board, or in messages small enough for Open MPI's shared-memory fast path
+//    (beyond 28 KiB the rest in one message that Open MPI copies once between the
+//    processes) -- and every rank reduces what it received, where it lies, in rank order
+//    ((x0 op x1) op x2 ...), the same bits on every rank: one message latency.
 //  - Otherwise the data moves with MPI's blocking collective on the tensors' own buffers
 //    (MPI_Allreduce in place, MPI_Reduce_scatter, MPI_Allgatherv and MPI_Alltoallv with
 //    one row as the datatype, MPI_Bcast): the library's tuned algorithms, which its
@@ -42,10 +44,11 @@
 //
 // Timeouts and what they leave behind (MPI cannot cancel a collective in progress):
 //  - A rank whose descriptor exchange times out cancels its receives, tells every rank
-//    that it gave up (a notice under a tag of its own, which every rank has a receive
-//    posted for; a rank that arrives late then fails at once instead of starting the
-//    data movement alone, and one whose collective completed before the notice came
-//    fails its next) and fails with DeadlineExceeded naming the missing ranks.
+//    that it gave up (on the board, or in a notice under a tag of its own, which every
+//    rank has a receive posted for; a rank that arrives late then fails at once instead
+//    of starting the data movement alone, and one whose collective completed before the
+//    notice came fails its next) and fails with DeadlineExceeded naming the missing
+//    ranks.
 //  - If the data movement itself does not finish within the timeout (a rank died, or
 //    arrived so late that it missed the notice above), the handle fails with
 //    DeadlineExceeded; the MPI call stays blocked on the communicator's thread and
