@@ -457,6 +457,14 @@ absl::Status BenchRank(Collectives& comm, const BenchConfig& config, PeerAllRedu
              : config.op == BenchOp::kBroadcast ? "1"
                                                 : "(n-1)/n")
          << "\n";
+#ifdef TESSERA_HAS_MPI
+    if (const auto* mpi = dynamic_cast<const MpiCollectives*>(&comm)) {
+      *out << "# mpi: descriptors and small all-reduces' tensors "
+           << (mpi->shared_memory() ? "on a shared-memory board (TESSERA_MPI_SHARED_MEMORY=0: MPI messages)"
+                                    : "in MPI messages")
+           << "\n";
+    }
+#endif
     if (peer != nullptr) *out << "# peer: " << peer->Describe() << "\n";
     *out << "#\n"
          << absl::StrFormat("#%13s %12s %6s %14s %11s %12s %12s", "size(B)", "count", "type", "op", "time(us)",
