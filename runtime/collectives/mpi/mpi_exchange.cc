@@ -81,13 +81,20 @@ CollectiveExchange::Pace CollectiveExchange::AfterPoll(bool wait, int* polls) {
   const absl::Time deadline = start_ + timeout_;
   if (now >= deadline) return Pace::kDeadline;
   if (!wait) return Pace::kReturn;
-  const absl::Duration waited = now - start_;
+  WaitBeforePolling(now - start_, deadline - now);
+  return Pace::kPollAgain;
+}
+
+void CollectiveExchange::WaitBeforePolling(absl::Duration waited, absl::Duration left) {
   if (waited > absl::Milliseconds(2)) {
-    absl::SleepFor(std::min(absl::Microseconds(200), deadline - now));
+    absl::SleepFor(std::min(absl::Microseconds(200), left));
   } else if (waited > absl::Microseconds(50)) {
     std::this_thread::yield();
   }
-  return Pace::kPollAgain;
+}
+
+absl::Status CollectiveExchange::MoveAllReduce(Tensor& /*inout*/, ReduceOp /*op*/) {
+  return absl::UnimplementedError(absl::StrCat(Where(), ": this exchange does not move all-reduces"));
 }
 
 MessageExchange::MessageExchange(MPI_Comm comm, int rank, int world_size, int notice_tag)

@@ -146,6 +146,15 @@ class CollectiveExchange {
   // result of a reduction on ranks above 1 (ReduceInRankOrder).
   void* scratch(size_t bytes);
 
+  // Whether the exchange moves the data of an all-reduce that is not eager itself
+  // (MoveAllReduce) instead of MPI's all-reduce.
+  virtual bool moves_all_reduces() const { return false; }
+  // After a complete exchange of such an all-reduce (descriptors checked): reduces
+  // `inout` with every rank's, in rank order (the same bits on every rank), by the
+  // deadline `timeout` from now. An error leaves the ranks out of step: the communicator
+  // should be poisoned.
+  virtual absl::Status MoveAllReduce(Tensor& inout, ReduceOp op);
+
  protected:
   // Resets the transport's state for the exchange Start begins.
   virtual void Restart(int tag) = 0;
@@ -156,6 +165,9 @@ class CollectiveExchange {
   // sleep in short steps.
   enum class Pace { kPollAgain, kReturn, kDeadline };
   Pace AfterPoll(bool wait, int* polls);
+  // How a loop that has waited `waited` so far, `left` before its deadline, waits before
+  // its next poll: not at all, a yield, or a short sleep.
+  static void WaitBeforePolling(absl::Duration waited, absl::Duration left);
 
   // The ranks that gave up (gave_up_seq_) on an earlier collective and (with `current`)
   // on this one, as an error (OK when none did).

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -16,7 +17,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "graph/status_macros.h"
+#include "runtime/collectives/cross_process/elementwise_reduce.h"
 #include "runtime/collectives/mpi/mpi_process.h"
 
 namespace tsr {
@@ -28,10 +31,19 @@ namespace {
 struct alignas(64) RankControl {
   std::atomic<int64_t> published;  // seq + 1 of the last collective this rank published
   std::atomic<int64_t> gave_up;    // seq + 1 of the collective it gave up on; 0: none
+  // A large all-reduce's chunks (counted over the communicator's life, chunk c in chunk
+  // buffer c % 2): how many this rank has put in its buffer, reduced its piece of, and
+  // taken every piece of.
+  std::atomic<int64_t> chunks_in;
+  std::atomic<int64_t> chunks_reduced;
+  std::atomic<int64_t> chunks_out;
 };
 static_assert(std::atomic<int64_t>::is_always_lock_free, "the board's counters are shared between processes");
 
 constexpr int kSlots = 2;
+// The chunk buffers of a large all-reduce, two per rank: a chunk goes through the caches,
+// not the memory (two ranks' four buffers fit a core's L2).
+constexpr size_t kChunkBytes = size_t{256} << 10;
 constexpr size_t kPageBytes = 4096;
 // The segment's first page: written by rank 0 before the others map it, so that a rank
 // that opened something else by that name (another job's) notices.
@@ -47,8 +59,11 @@ size_t RoundUp(size_t n, size_t to) { return (n + to - 1) / to * to; }
 size_t SlotBytes(int world_size) {
   return kDescriptorWireBytes + RoundUp(kEagerAllReduceBytes / static_cast<size_t>(world_size - 1), 64);
 }
-// A rank's region, whole pages so that no two ranks write the same line or page.
-size_t RegionBytes(int world_size) { return RoundUp(sizeof(RankControl) + kSlots * SlotBytes(world_size), kPageBytes); }
+// A rank's region, whole pages so that no two ranks write the same line or page: its
+// control line, its slots, its chunk buffers.
+size_t RegionBytes(int world_size) {
+  return RoundUp(sizeof(RankControl) + kSlots * SlotBytes(world_size) + kSlots * kChunkBytes, kPageBytes);
+}
 
 // The segment, mapped; unmapped with the object.
 class MappedSegment {
@@ -143,6 +158,56 @@ class SharedMemoryExchange final : public CollectiveExchange {
 
   const void* payload(int q) const override { return Slot(q) + kDescriptorWireBytes; }
 
+  bool moves_all_reduces() const override { return true; }
+
+  // Chunk by chunk, through the chunk buffers: every rank puts its chunk there (but for
+  // its own piece of it, SplitBegin of the chunk's elements, which only it reads), reduces
+  // its piece in rank order from every rank's buffer into its own tensor and its buffer,
+  // then takes the other pieces from their owners' buffers. Each element is reduced once,
+  // by its owner: the same bits everywhere. A rank reuses a buffer once every rank has
+  // taken the chunk before from it.
+  absl::Status MoveAllReduce(Tensor& inout, ReduceOp op) override {
+    const DType dtype = inout.dtype();
+    const size_t esize = DTypeSize(dtype);
+    const int64_t total = inout.num_elements();
+    char* data = static_cast<char*>(inout.raw_data());
+    const int64_t chunk_elements = static_cast<int64_t>(kChunkBytes / esize);
+    // Pieces start on 64-byte boundaries, so that no two ranks write one cache line.
+    const int64_t align = std::max<int64_t>(1, 64 / static_cast<int64_t>(esize));
+    auto piece_begin = [&](int64_t n, int q) {
+      return q == world_size_ ? n : std::min(n, SplitBegin(n / align, world_size_, q) * align);
+    };
+    const absl::Time deadline = absl::Now() + timeout_;
+    for (int64_t begin = 0; begin < total; begin += chunk_elements) {
+      const int64_t n = std::min(chunk_elements, total - begin);
+      const int64_t chunk = chunks_++;
+      const int buffer = static_cast<int>(chunk % kSlots);
+      char* chunk_data = data + begin * esize;
+      const size_t mine_begin = static_cast<size_t>(piece_begin(n, rank_)) * esize;
+      const size_t mine_end = static_cast<size_t>(piece_begin(n, rank_ + 1)) * esize;
+      char* own = ChunkBuffer(rank_, buffer);
+      TSR_RETURN_IF_ERROR(WaitForAll(&RankControl::chunks_out, chunk - 1, deadline, chunk, "free its chunk buffer"));
+      std::memcpy(own, chunk_data, mine_begin);
+      std::memcpy(own + mine_end, chunk_data + mine_end, n * esize - mine_end);
+      Control(rank_).chunks_in.store(chunk + 1, std::memory_order_release);
+      TSR_RETURN_IF_ERROR(WaitForAll(&RankControl::chunks_in, chunk + 1, deadline, chunk, "put in its chunk"));
+      ReduceInRankOrder(
+          dtype, op, world_size_, rank_, [&](int q) -> const void* { return ChunkBuffer(q, buffer) + mine_begin; },
+          chunk_data + mine_begin, own + mine_begin, (mine_end - mine_begin) / esize);
+      std::memcpy(own + mine_begin, chunk_data + mine_begin, mine_end - mine_begin);
+      Control(rank_).chunks_reduced.store(chunk + 1, std::memory_order_release);
+      TSR_RETURN_IF_ERROR(WaitForAll(&RankControl::chunks_reduced, chunk + 1, deadline, chunk, "reduce its piece"));
+      for (int q = 0; q < world_size_; ++q) {
+        if (q == rank_) continue;
+        const size_t from = static_cast<size_t>(piece_begin(n, q)) * esize;
+        const size_t to = static_cast<size_t>(piece_begin(n, q + 1)) * esize;
+        std::memcpy(chunk_data + from, ChunkBuffer(q, buffer) + from, to - from);
+      }
+      Control(rank_).chunks_out.store(chunk + 1, std::memory_order_release);
+    }
+    return absl::OkStatus();
+  }
+
  private:
   void Restart(int /*tag*/) override {
     std::fill(taken_.begin(), taken_.end(), false);
@@ -157,6 +222,52 @@ class SharedMemoryExchange final : public CollectiveExchange {
   char* Slot(int q) const {
     return reinterpret_cast<char*>(&Control(q)) + sizeof(RankControl) +
            static_cast<size_t>(seq_ % kSlots) * slot_bytes_;
+  }
+
+  // Rank q's chunk buffer `i`.
+  char* ChunkBuffer(int q, int i) const {
+    return reinterpret_cast<char*>(&Control(q)) + sizeof(RankControl) + kSlots * slot_bytes_ +
+           static_cast<size_t>(i) * kChunkBytes;
+  }
+
+  // Waits until every other rank's `counter` reaches `target` (chunk `chunk`'s step: what
+  // it is, for errors), or fails at the deadline naming the ranks behind -- after saying on
+  // the board that this rank gave up -- or at once when another rank gave up.
+  absl::Status WaitForAll(std::atomic<int64_t> RankControl::*counter, int64_t target, absl::Time deadline,
+                          int64_t chunk, absl::string_view what) {
+    absl::Time first = absl::InfinitePast();  // the first clock reading of this wait
+    for (int polls = 1;; ++polls) {
+      bool all = true;
+      for (int q = 0; q < world_size_; ++q) {
+        if (q == rank_) continue;
+        const RankControl& control = Control(q);
+        if (const int64_t gave_up = control.gave_up.load(std::memory_order_relaxed); gave_up > 0) {
+          return absl::DeadlineExceededError(
+              absl::StrCat(Where(), ": rank ", q, " of ", world_size_, " gave up (on seq ", gave_up - 1,
+                           ") while rank ", rank_, " moved this all-reduce's data through shared memory"));
+        }
+        all = all && (control.*counter).load(std::memory_order_acquire) >= target;
+      }
+      if (all) return absl::OkStatus();
+      if (polls % 64 != 0) {
+        CpuRelax();
+        continue;
+      }
+      const absl::Time now = absl::Now();
+      if (first == absl::InfinitePast()) first = now;
+      if (now >= deadline) {
+        Control(rank_).gave_up.store(seq_ + 1, std::memory_order_release);
+        std::vector<int> behind;
+        for (int q = 0; q < world_size_; ++q) {
+          if (q != rank_ && (Control(q).*counter).load(std::memory_order_acquire) < target) behind.push_back(q);
+        }
+        return absl::DeadlineExceededError(absl::StrCat(
+            Where(), ": rank ", rank_, " waited ", absl::FormatDuration(timeout_), " in the data movement (chunk ",
+            chunk, ") for rank", behind.size() > 1 ? "s " : " ", absl::StrJoin(behind, ", "), " of ", world_size_,
+            " to ", what, " (a rank may have died)"));
+      }
+      WaitBeforePolling(now - first, deadline - now);
+    }
   }
 
   // Reads rank q's descriptor for this collective from its slot.
@@ -190,6 +301,7 @@ class SharedMemoryExchange final : public CollectiveExchange {
   const size_t slot_bytes_;
   std::vector<bool> taken_;  // by rank: its descriptor for this collective was read
   int arrived_ = 0;
+  int64_t chunks_ = 0;  // the large all-reduces' chunks so far (the same count on every rank)
 };
 
 // TESSERA_MPI_SHARED_MEMORY: unset or 1 (the board where it can serve), 0 (messages).

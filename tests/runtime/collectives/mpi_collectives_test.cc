@@ -31,6 +31,8 @@
 namespace tsr {
 namespace {
 
+using ::testing::AnyOf;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 
 std::vector<std::unique_ptr<Collectives>> MakeRank(int world_size, CollectivesOptions options) {
@@ -392,10 +394,11 @@ TEST(MpiCollectivesLargeTest, AllReduceInPlace) {
 }
 
 // A rank that stalls in the data movement of a collective, after every rank's descriptor
-// arrived (as a rank that hangs or dies inside MPI's all-reduce would). The last rank
-// plays the protocol by hand: it duplicates the world as MpiCollectives::Create does,
-// joins the descriptor exchange of collective 0 with the same descriptor, then holds back
-// from MPI's all-reduce for a while before it comes.
+// arrived (as a rank that hangs or dies inside MPI's broadcast would; a large all-reduce
+// on the shared-memory board is the last test's). The last rank plays the protocol by
+// hand: it duplicates the world as MpiCollectives::Create does, joins the descriptor
+// exchange of collective 0 with the same descriptor, then holds back from the data
+// movement for a while before it comes.
 class MpiDataMovementStallTest : public testing::Test {
  public:
   static constexpr absl::Duration kTimeout = absl::Seconds(2);
@@ -410,8 +413,10 @@ class MpiDataMovementStallTest : public testing::Test {
   }
   void TearDown() override { MPI_Barrier(MPI_COMM_WORLD); }
 
-  // The silent rank's side of all_reduce `name` of `grad` (seq 0 of a fresh communicator).
-  void StallThenJoin(Tensor& grad, absl::string_view name) {
+  // The silent rank's side of collective `name` of `grad` (seq 0 of a fresh communicator):
+  // a broadcast from it (every other rank waits for its bytes) through MPI_Bcast or (with
+  // `all_reduce`) the board's all-reduce.
+  void StallThenJoin(Tensor& grad, absl::string_view name, bool all_reduce = false) {
     MPI_Comm collectives = MPI_COMM_NULL;
     MPI_Comm p2p = MPI_COMM_NULL;
     ASSERT_EQ(MPI_Comm_dup(MPI_COMM_WORLD, &collectives), MPI_SUCCESS);
@@ -427,20 +432,30 @@ class MpiDataMovementStallTest : public testing::Test {
       ASSERT_TRUE(made.ok()) << made.status();
       mpi_internal::CollectiveExchange& exchange = **made;
       const CollectiveDescriptor mine =
-          MakeDescriptor(CollectiveKind::kAllReduce, name, grad.type(), {}, ReduceOp::kSum);
-      ASSERT_EQ(mpi_internal::EagerPayloadBytes(mine, world_), 0u)
-          << "the tensor should be moved by MPI's all-reduce, not eagerly";
+          all_reduce ? MakeDescriptor(CollectiveKind::kAllReduce, name, grad.type(), {}, ReduceOp::kSum)
+                     : MakeDescriptor(CollectiveKind::kBroadcast, name, grad.type(), {}, ReduceOp::kSum, /*root=*/rank_);
+      ASSERT_EQ(mpi_internal::EagerPayloadBytes(mine, world_), 0u) << "the tensor should not go eagerly";
       exchange.Start(/*tag=*/0, /*seq=*/0, mine, grad, kTimeout);
       exchange.Post();
       std::vector<mpi_internal::ParkedRequests> parked;
       absl::StatusOr<bool> done = exchange.Progress(/*wait=*/true, &parked);
       ASSERT_TRUE(done.ok()) << done.status();
       ASSERT_TRUE(*done);
-      exchange.End();
       absl::SleepFor(kHoldBack);
-      ASSERT_EQ(MPI_Allreduce(MPI_IN_PLACE, grad.raw_data(), static_cast<int>(grad.num_elements()), MPI_FLOAT, MPI_SUM,
-                              collectives),
-                MPI_SUCCESS);
+      if (all_reduce) {
+        // The others gave up meanwhile: the board says so at once.
+        const absl::Time start = absl::Now();
+        absl::Status moved = exchange.MoveAllReduce(grad, ReduceOp::kSum);
+        EXPECT_LT(absl::Now() - start, absl::Seconds(1));
+        EXPECT_EQ(moved.code(), absl::StatusCode::kDeadlineExceeded) << moved;
+        EXPECT_THAT(moved.message(), HasSubstr(absl::StrCat("all_reduce 'grad/w1' (seq 0): rank 0 of ", world_,
+                                                            " gave up (on seq 0) while rank ", rank_,
+                                                            " moved this all-reduce's data through shared memory")));
+      } else {
+        ASSERT_EQ(MPI_Bcast(grad.raw_data(), static_cast<int>(grad.num_bytes()), MPI_BYTE, rank_, collectives),
+                  MPI_SUCCESS);
+      }
+      exchange.End();
       exchange.Close();
     }
     MPI_Comm_free(&p2p);
@@ -452,7 +467,7 @@ class MpiDataMovementStallTest : public testing::Test {
   int silent_ = 0;
 };
 
-// The others' side: `wait_for` issues all_reduce 'grad/w1' as seq 0 (and perhaps more
+// The others' side: `wait_for` issues broadcast 'w1' as seq 0 (and perhaps more
 // collectives) and waits for it in its own way, returning its status. At
 // the timeout the watchdog fails it, naming the collective and the waiting rank, and
 // poisons the communicator; the waiting thread sees that at once, not when MPI returns
@@ -470,32 +485,32 @@ void ExpectStallReported(int rank, const std::function<absl::Status(Collectives&
   EXPECT_LT(took, MpiDataMovementStallTest::kHoldBack - absl::Seconds(2)) << "the wait lasted until MPI returned";
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_THAT(status.message(),
-              HasSubstr(absl::StrCat("all_reduce 'grad/w1' (seq 0): rank ", rank,
+              HasSubstr(absl::StrCat("broadcast 'w1' (seq 0): rank ", rank,
                                      " waited 2s for the data movement after every rank had arrived")));
   EXPECT_TRUE((*comm)->poisoned());
   const absl::Time before = absl::Now();
   absl::Status after = (*comm)->Barrier("after").Wait();
   EXPECT_LT(absl::Now() - before, absl::Seconds(1));
   EXPECT_EQ(after.code(), absl::StatusCode::kFailedPrecondition) << after;
-  EXPECT_THAT(after.message(), HasSubstr("the communicator is unusable since all_reduce 'grad/w1' (seq 0)"));
+  EXPECT_THAT(after.message(), HasSubstr("the communicator is unusable since broadcast 'w1' (seq 0)"));
   // The silent rank comes about kHoldBack after the start; the communicator's shutdown
-  // waits a timeout at most for MPI's all-reduce to return, which it then does. (One
+  // waits a timeout at most for MPI's broadcast to return, which it then does. (One
   // left behind would fail the job at MPI_Finalize, in main.)
   absl::SleepFor(MpiDataMovementStallTest::kHoldBack - (absl::Now() - start));
   comm->reset();
 }
 
-// The all-reduce is polled (Done): the poll hands it to the communicator's thread, which
-// sits in MPI's all-reduce; later polls and the Wait return at once once it failed.
+// The broadcast is polled (Done): the poll hands it to the communicator's thread, which
+// sits in MPI's broadcast; later polls and the Wait return at once once it failed.
 TEST_F(MpiDataMovementStallTest, PolledCollectiveFailsAtTheTimeoutAndPoisons) {
   if (world_ < 2) GTEST_SKIP() << "needs two ranks";
-  Tensor grad(DType::kF32, Shape({int64_t{1} << 18}));  // 1 MiB: moved by MPI's all-reduce
+  Tensor grad(DType::kF32, Shape({int64_t{1} << 18}));
   if (rank_ == silent_) {
-    StallThenJoin(grad, "grad/w1");
+    StallThenJoin(grad, "w1");
     return;
   }
   ExpectStallReported(rank_, [&](Collectives& comm) {
-    CollectiveHandle handle = comm.AllReduce(grad, ReduceOp::kSum, "grad/w1");
+    CollectiveHandle handle = comm.Broadcast(grad, /*root=*/silent_, "w1");
     while (!handle.Done()) absl::SleepFor(absl::Milliseconds(5));
     return handle.Wait();
   });
@@ -509,13 +524,13 @@ TEST_F(MpiDataMovementStallTest, WaitBehindQueuedCollectiveFailsAtTheTimeout) {
   if (world_ < 2) GTEST_SKIP() << "needs two ranks";
   Tensor grad(DType::kF32, Shape({int64_t{1} << 18}));
   if (rank_ == silent_) {
-    StallThenJoin(grad, "grad/w1");
+    StallThenJoin(grad, "w1");
     return;
   }
   Tensor bias(DType::kF32, Shape({16}));
   absl::Status second;
   ExpectStallReported(rank_, [&](Collectives& comm) {
-    CollectiveHandle first = comm.AllReduce(grad, ReduceOp::kSum, "grad/w1");
+    CollectiveHandle first = comm.Broadcast(grad, /*root=*/silent_, "w1");
     CollectiveHandle queued = comm.AllReduce(bias, ReduceOp::kSum, "grad/b1");
     // The worker takes the first over at once; a wait that came before it would move the
     // first itself, inside MPI, and the watchdog would end the job (the test above).
@@ -526,11 +541,49 @@ TEST_F(MpiDataMovementStallTest, WaitBehindQueuedCollectiveFailsAtTheTimeout) {
   });
   EXPECT_EQ(second.code(), absl::StatusCode::kFailedPrecondition) << second;
   EXPECT_THAT(second.message(), HasSubstr("all_reduce 'grad/b1' (seq 1): the communicator is unusable since "
-                                          "all_reduce 'grad/w1' (seq 0)"));
+                                          "broadcast 'w1' (seq 0)"));
+}
+
+// A large all-reduce on the shared-memory board whose data movement a rank never joins
+// (as a rank that hangs or dies in it would): the others fail at the timeout, naming the
+// chunk, the step and the rank they waited for (or that a rank gave up, which then fails
+// the others at once), and poison the communicator; when the rank comes, it fails at once
+// (the others said on the board that they gave up).
+TEST_F(MpiDataMovementStallTest, BoardAllReduceStallFailsAtTheTimeout) {
+  if (world_ < 2) GTEST_SKIP() << "needs two ranks";
+  if (MessagesAsked()) GTEST_SKIP() << "the ranks exchange MPI messages (TESSERA_MPI_SHARED_MEMORY=0)";
+  Tensor grad(DType::kF32, Shape({int64_t{1} << 18}));
+  if (rank_ == silent_) {
+    StallThenJoin(grad, "grad/w1", /*all_reduce=*/true);
+    return;
+  }
+  CollectivesOptions options;
+  options.timeout = kTimeout;
+  absl::StatusOr<std::unique_ptr<MpiCollectives>> comm = MpiCollectives::Create(options);
+  ASSERT_TRUE(comm.ok()) << comm.status();
+  ASSERT_TRUE((*comm)->shared_memory());
+  const absl::Time start = absl::Now();
+  absl::Status status = (*comm)->AllReduce(grad, ReduceOp::kSum, "grad/w1").Wait();
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_GE(took, kTimeout - absl::Milliseconds(100));
+  EXPECT_LT(took, kHoldBack - absl::Seconds(2));
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  // The first rank to time out names the one it waited for; the others may see that rank
+  // give up first.
+  EXPECT_THAT(std::string(status.message()),
+              AnyOf(HasSubstr(absl::StrCat("all_reduce 'grad/w1' (seq 0): rank ", rank_,
+                                           " waited 2s in the data movement (chunk 0) for rank ", silent_, " of ",
+                                           world_, " to put in its chunk (a rank may have died)")),
+                    ContainsRegex(absl::StrCat("all_reduce 'grad/w1' \\(seq 0\\): rank [0-9]+ of ", world_,
+                                               " gave up \\(on seq 0\\) while rank ", rank_,
+                                               " moved this all-reduce's data through shared memory"))));
+  EXPECT_TRUE((*comm)->poisoned());
+  absl::Status after = (*comm)->Barrier("after").Wait();
+  EXPECT_EQ(after.code(), absl::StatusCode::kFailedPrecondition) << after;
 }
 
 // Run alone, by the tests ..._stall_aborts (tests/CMakeLists.txt, tests/BUILD.bazel): the
-// others wait for their all-reduce at once, so the thread inside MPI's all-reduce is the one
+// others wait for their broadcast at once, so the thread inside MPI's broadcast is the one
 // that waits and would never see its handle fail. At the timeout the watchdog ends the
 // job (MPI_Abort), saying which collective and which rank, as PyTorch's NCCL watchdog
 // does; those tests expect that message and a failed job.
@@ -538,7 +591,7 @@ TEST_F(MpiDataMovementStallTest, DISABLED_WaiterInsideMpiEndsTheJob) {
   if (world_ < 2) GTEST_SKIP() << "needs two ranks";
   Tensor grad(DType::kF32, Shape({int64_t{1} << 18}));
   if (rank_ == silent_) {
-    StallThenJoin(grad, "grad/w1");
+    StallThenJoin(grad, "w1");
     ADD_FAILURE() << "the job should have ended while this rank held back";
     return;
   }
@@ -546,7 +599,7 @@ TEST_F(MpiDataMovementStallTest, DISABLED_WaiterInsideMpiEndsTheJob) {
   options.timeout = kTimeout;
   absl::StatusOr<std::unique_ptr<MpiCollectives>> comm = MpiCollectives::Create(options);
   ASSERT_TRUE(comm.ok()) << comm.status();
-  absl::Status status = (*comm)->AllReduce(grad, ReduceOp::kSum, "grad/w1").Wait();
+  absl::Status status = (*comm)->Broadcast(grad, /*root=*/silent_, "w1").Wait();
   ADD_FAILURE() << "the wait returned: " << status;
 }
 
