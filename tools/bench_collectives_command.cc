@@ -459,7 +459,7 @@ absl::Status BenchRank(Collectives& comm, const BenchConfig& config, PeerAllRedu
          << "\n";
 #ifdef TESSERA_HAS_MPI
     if (const auto* mpi = dynamic_cast<const MpiCollectives*>(&comm)) {
-      *out << "# mpi: descriptors and small all-reduces' tensors "
+      *out << "# mpi: descriptors and all-reduces "
            << (mpi->shared_memory() ? "on a shared-memory board (TESSERA_MPI_SHARED_MEMORY=0: MPI messages)"
                                     : "in MPI messages")
            << "\n";

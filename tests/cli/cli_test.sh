@@ -698,7 +698,7 @@ assert len(set(a)) > 1, a' "$tmp/compiled/logits.npy" "$tmp/interpreted/logits.n
       expect_code 0
       expect_table allreduce peer
       expect_out "# peer: MPI_Allreduce"
-      expect_out "# mpi: descriptors and small all-reduces' tensors on a shared-memory board"
+      expect_out "# mpi: descriptors and all-reduces on a shared-memory board"
     fi
     run "$tessera" bench-collectives --backend nccl --np 2
     expect_code 2

@@ -32,6 +32,9 @@
 //    (beyond 28 KiB the rest in one message that Open MPI copies once between the
 //    processes) -- and every rank reduces what it received, where it lies, in rank order
 //    ((x0 op x1) op x2 ...), the same bits on every rank: one message latency.
+//  - A larger all-reduce on the board moves through it, chunk by chunk: every rank reduces
+//    its share of each chunk in rank order from every rank's copy, then takes the other
+//    shares (the same bits on every rank), failing by its own deadline if a rank stops.
 //  - Otherwise the data moves with MPI's blocking collective on the tensors' own buffers
 //    (MPI_Allreduce in place, MPI_Reduce_scatter, MPI_Allgatherv and MPI_Alltoallv with
 //    one row as the datatype, MPI_Bcast): the library's tuned algorithms, which its

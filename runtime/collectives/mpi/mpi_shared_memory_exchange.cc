@@ -87,8 +87,7 @@ std::unique_ptr<MappedSegment> MapSegment(const std::string& name, size_t bytes,
   struct stat st;
   bool ok = create ? ftruncate(fd, static_cast<off_t>(bytes)) == 0
                    : fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == bytes;
-  // MAP_POPULATE: the pages are there before the first collective, not faulted in by it.
-  void* base = ok ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0) : MAP_FAILED;
+  void* base = ok ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
   close(fd);
   if (base == MAP_FAILED) {
     if (create) shm_unlink(name.c_str());
@@ -242,9 +241,9 @@ class SharedMemoryExchange final : public CollectiveExchange {
         if (q == rank_) continue;
         const RankControl& control = Control(q);
         if (const int64_t gave_up = control.gave_up.load(std::memory_order_relaxed); gave_up > 0) {
-          return absl::DeadlineExceededError(
-              absl::StrCat(Where(), ": rank ", q, " of ", world_size_, " gave up (on seq ", gave_up - 1,
-                           ") while rank ", rank_, " moved this all-reduce's data through shared memory"));
+          return absl::DeadlineExceededError(absl::StrCat(Where(), ": rank ", q, " of ", world_size_,
+                                                          " gave up (on seq ", gave_up - 1, ") while rank ", rank_,
+                                                          " moved this all-reduce's data through shared memory"));
         }
         all = all && (control.*counter).load(std::memory_order_acquire) >= target;
       }
@@ -261,10 +260,10 @@ class SharedMemoryExchange final : public CollectiveExchange {
         for (int q = 0; q < world_size_; ++q) {
           if (q != rank_ && (Control(q).*counter).load(std::memory_order_acquire) < target) behind.push_back(q);
         }
-        return absl::DeadlineExceededError(absl::StrCat(
-            Where(), ": rank ", rank_, " waited ", absl::FormatDuration(timeout_), " in the data movement (chunk ",
-            chunk, ") for rank", behind.size() > 1 ? "s " : " ", absl::StrJoin(behind, ", "), " of ", world_size_,
-            " to ", what, " (a rank may have died)"));
+        return absl::DeadlineExceededError(
+            absl::StrCat(Where(), ": rank ", rank_, " waited ", absl::FormatDuration(timeout_),
+                         " in the data movement (chunk ", chunk, ") for rank", behind.size() > 1 ? "s " : " ",
+                         absl::StrJoin(behind, ", "), " of ", world_size_, " to ", what, " (a rank may have died)"));
       }
       WaitBeforePolling(now - first, deadline - now);
     }
@@ -370,12 +369,21 @@ absl::StatusOr<std::unique_ptr<CollectiveExchange>> MakeBoard(MPI_Comm comm, int
       }
     }
   }
+  // Each rank touches its own region first, so that its pages come from the memory
+  // nearest the rank that writes them.
+  const size_t region_bytes = RegionBytes(world_size);
+  if (segment != nullptr) std::memset(segment->base() + kPageBytes + rank * region_bytes, 0, region_bytes);
   absl::StatusOr<bool> mapped = Everyone(comm, segment != nullptr, "MPI_Allreduce");
   // Every rank that could open the segment has it mapped: its name can go (the memory
   // stays until the last rank unmaps it, and nothing is left behind if a process dies).
   if (rank == 0 && announced.name[0] != '\0') shm_unlink(announced.name);
   if (!mapped.ok()) return mapped.status();
   if (!*mapped) return nullptr;
+  // Every page is there now: map them all before the first collective instead of faulting
+  // them in during it.
+  for (size_t at = 0; at < bytes; at += kPageBytes) {
+    static_cast<void>(*static_cast<volatile char*>(segment->base() + at));
+  }
   return std::make_unique<SharedMemoryExchange>(std::move(segment), rank, world_size);
 }
 

@@ -432,8 +432,9 @@ class MpiDataMovementStallTest : public testing::Test {
       ASSERT_TRUE(made.ok()) << made.status();
       mpi_internal::CollectiveExchange& exchange = **made;
       const CollectiveDescriptor mine =
-          all_reduce ? MakeDescriptor(CollectiveKind::kAllReduce, name, grad.type(), {}, ReduceOp::kSum)
-                     : MakeDescriptor(CollectiveKind::kBroadcast, name, grad.type(), {}, ReduceOp::kSum, /*root=*/rank_);
+          all_reduce
+              ? MakeDescriptor(CollectiveKind::kAllReduce, name, grad.type(), {}, ReduceOp::kSum)
+              : MakeDescriptor(CollectiveKind::kBroadcast, name, grad.type(), {}, ReduceOp::kSum, /*root=*/rank_);
       ASSERT_EQ(mpi_internal::EagerPayloadBytes(mine, world_), 0u) << "the tensor should not go eagerly";
       exchange.Start(/*tag=*/0, /*seq=*/0, mine, grad, kTimeout);
       exchange.Post();
