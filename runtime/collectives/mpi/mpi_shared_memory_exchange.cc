@@ -128,20 +128,22 @@ class SharedMemoryExchange final : public CollectiveExchange {
     int polls = 0;
     while (true) {
       for (int q = 0; q < world_size_; ++q) {
-        if (taken_[q]) continue;
+        if (q == rank_) continue;
         const RankControl& control = Control(q);
+        // (Also from a rank that arrived: it may give up waiting for another.)
         if (const int64_t gave_up = control.gave_up.load(std::memory_order_relaxed); gave_up > 0) {
           gave_up_seq_[q] = gave_up - 1;
           any_notice_ = true;
         }
         // Rank q may be one collective ahead (it finished this one): its slot for this one
         // stays until this rank publishes the next.
-        if (control.published.load(std::memory_order_acquire) <= seq_) continue;
+        if (taken_[q] || control.published.load(std::memory_order_acquire) <= seq_) continue;
         TSR_RETURN_IF_ERROR(Take(q));
       }
-      // A rank that gave up will never read this rank's slot: fail at once (the board
-      // keeps nothing in flight).
-      if (any_notice_) TSR_RETURN_IF_ERROR(NoticesError(/*current=*/true));
+      // A rank that gave up on an earlier collective will not come: fail now. One that gave
+      // up on this one did so waiting for another rank: fail once every rank is here (as
+      // the message exchange does), while waiting for one that is not, time out naming it.
+      if (any_notice_) TSR_RETURN_IF_ERROR(NoticesError(/*current=*/arrived_ == world_size_));
       if (arrived_ == world_size_) return true;
       switch (AfterPoll(wait, &polls)) {
         case Pace::kPollAgain:
