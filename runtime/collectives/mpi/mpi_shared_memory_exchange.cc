@@ -43,7 +43,7 @@ static_assert(std::atomic<int64_t>::is_always_lock_free, "the board's counters a
 constexpr int kSlots = 2;
 // The chunk buffers of a large all-reduce, two per rank: a chunk goes through the caches,
 // not the memory (two ranks' four buffers fit a core's L2).
-constexpr size_t kChunkBytes = size_t{256} << 10;
+constexpr size_t kChunkBytes = size_t{512} << 10;
 constexpr size_t kPageBytes = 4096;
 // The segment's first page: written by rank 0 before the others map it, so that a rank
 // that opened something else by that name (another job's) notices.
