@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <atomic>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -105,6 +108,36 @@ inline void CpuRelax() {
 #endif
 }
 
+// Copies `bytes` from `src` to the board at `dst` (64-byte aligned) with stores that go
+// past this core's caches: the other ranks read the bytes from memory instead of from this
+// core's cache, which on this machine's slower spells (its two cores then on different
+// dies, as far as one can tell) moves a chunk 4-7x faster. The stores are ordered before
+// the release store that publishes them by the fence at the end.
+void StreamToBoard(char* dst, const char* src, size_t bytes) {
+#if defined(__x86_64__) || defined(__i386__)
+  size_t i = 0;
+  for (; i + 64 <= bytes; i += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 48), d);
+  }
+  std::memcpy(dst + i, src + i, bytes - i);
+  _mm_sfence();
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+// From this size on an eager tensor goes to its slot past the caches too (two ranks, fast
+// spell: 16 KiB 2.43 us against 2.75, 128 KiB 13.0 against 18.9; below it the streamed
+// stores cost more than they save there: 4 KiB 1.11 against 0.81).
+constexpr size_t kStreamedPayloadBytes = size_t{16} << 10;
+
 class SharedMemoryExchange final : public CollectiveExchange {
  public:
   SharedMemoryExchange(std::unique_ptr<MappedSegment> segment, int rank, int world_size)
@@ -120,7 +153,14 @@ class SharedMemoryExchange final : public CollectiveExchange {
   void Post() override {
     char* slot = Slot(rank_);
     EncodeDescriptor(descriptors_[rank_], seq_, slot);
-    if (eager()) std::memcpy(slot + kDescriptorWireBytes, payload_->raw_data(), payload_->num_bytes());
+    if (eager()) {
+      if (payload_->num_bytes() >= kStreamedPayloadBytes) {
+        StreamToBoard(slot + kDescriptorWireBytes, static_cast<const char*>(payload_->raw_data()),
+                      payload_->num_bytes());
+      } else {
+        std::memcpy(slot + kDescriptorWireBytes, payload_->raw_data(), payload_->num_bytes());
+      }
+    }
     Control(rank_).published.store(seq_ + 1, std::memory_order_release);
   }
 
@@ -188,14 +228,14 @@ class SharedMemoryExchange final : public CollectiveExchange {
       const size_t mine_end = static_cast<size_t>(piece_begin(n, rank_ + 1)) * esize;
       char* own = ChunkBuffer(rank_, buffer);
       TSR_RETURN_IF_ERROR(WaitForAll(&RankControl::chunks_out, chunk - 1, deadline, chunk, "free its chunk buffer"));
-      std::memcpy(own, chunk_data, mine_begin);
-      std::memcpy(own + mine_end, chunk_data + mine_end, n * esize - mine_end);
+      StreamToBoard(own, chunk_data, mine_begin);
+      StreamToBoard(own + mine_end, chunk_data + mine_end, n * esize - mine_end);
       Control(rank_).chunks_in.store(chunk + 1, std::memory_order_release);
       TSR_RETURN_IF_ERROR(WaitForAll(&RankControl::chunks_in, chunk + 1, deadline, chunk, "put in its chunk"));
       ReduceInRankOrder(
           dtype, op, world_size_, rank_, [&](int q) -> const void* { return ChunkBuffer(q, buffer) + mine_begin; },
           chunk_data + mine_begin, own + mine_begin, (mine_end - mine_begin) / esize);
-      std::memcpy(own + mine_begin, chunk_data + mine_begin, mine_end - mine_begin);
+      StreamToBoard(own + mine_begin, chunk_data + mine_begin, mine_end - mine_begin);
       Control(rank_).chunks_reduced.store(chunk + 1, std::memory_order_release);
       TSR_RETURN_IF_ERROR(WaitForAll(&RankControl::chunks_reduced, chunk + 1, deadline, chunk, "reduce its piece"));
       for (int q = 0; q < world_size_; ++q) {
