@@ -6,7 +6,7 @@
 // median step times (wall and process CPU), examples/s and the ratio
 // tessera / pytorch (the goal is <= 1.0). Without python3-torch the Tessera side is
 // printed alone. With --profile it also lists the op types that took the most time
-// in Tessera's steps.
+// in Tessera's steps, and with --trace DIR writes those steps as Chrome traces.
 //
 //   train_step_bench --models mlp,lenet --threads 1,2 --modes interpret,compiled --steps 100 --repetitions 3
 //
@@ -76,6 +76,7 @@ struct BenchOptions {
   bool pin = false;
   bool profile = false;
   int64_t top = 5;
+  std::string trace_dir;  // Chrome traces of the profiled steps here (implies profile)
   std::string python = "/usr/bin/python3";
   std::string script = TESSERA_PYTORCH_TRAIN_STEP_SCRIPT;
 };
@@ -353,6 +354,11 @@ absl::Status RunBench(const BenchOptions& o) {
                          "kernels per step)\n",
                          c.model, side.mode, c.threads, o.steps, steps_per_run)
                   << profiler.TopTable(static_cast<int>(o.top));
+        if (!o.trace_dir.empty()) {
+          const std::string path = absl::StrCat(o.trace_dir, "/", c.model, "_", side.mode, "_t", c.threads, ".json");
+          TSR_RETURN_IF_ERROR(profiler.WriteChromeTrace(path));
+          std::cout << "wrote a Chrome trace of those steps to " << path << "\n";
+        }
       }
     }
   }
@@ -362,7 +368,8 @@ absl::Status RunBench(const BenchOptions& o) {
 constexpr char kUsage[] =
     "train_step_bench [--models mlp,lenet] [--threads 1,2] [--modes interpret,compiled] [--steps N] [--warmup N] "
     "[--repetitions N]\n"
-    "                 [--batch N] [--pin] [--profile] [--top N] [--python PATH] [--script PATH]";
+    "                 [--batch N] [--pin] [--profile] [--top N] [--trace DIR]\n"
+    "                 [--python PATH] [--script PATH]";
 
 absl::StatusOr<std::vector<int>> ParseThreadList(const std::string& text) {
   std::vector<int> threads;
@@ -391,6 +398,9 @@ int Main(int argc, char** argv) {
   flags.AddBool("pin", '\0', &o.pin, "run each case, and PyTorch, on exactly `threads` CPUs");
   flags.AddBool("profile", '\0', &o.profile, "also list Tessera's costliest op types at the first thread count");
   flags.AddInt("top", '\0', "N", &o.top, "with --profile, how many op types (default 5)");
+  flags.AddString("trace", '\0', "DIR", &o.trace_dir,
+                  "profile (as --profile) and write each profiled case's steps as a Chrome trace (open it in "
+                  "https://ui.perfetto.dev), DIR/<model>_<mode>_t<threads>.json");
   flags.AddString("python", '\0', "PATH", &o.python, "the Python with PyTorch (default /usr/bin/python3)");
   flags.AddString("script", '\0', "PATH", &o.script, "bench/pytorch_train_step.py");
   absl::StatusOr<std::vector<std::string>> positionals = flags.Parse(std::vector<std::string>(argv + 1, argv + argc));
@@ -398,6 +408,7 @@ int Main(int argc, char** argv) {
     std::cout << kUsage << "\n\nTimes one training step of the example models against PyTorch.\n\n" << flags.Help();
     return 0;
   }
+  if (!o.trace_dir.empty()) o.profile = true;
   absl::Status status = positionals.status();
   if (status.ok() && !positionals->empty()) {
     status = absl::InvalidArgumentError(absl::StrCat("unexpected argument '", positionals->front(), "'"));

@@ -20,6 +20,7 @@
 #include "compiler/transforms/inverted_residual_fusion.h"
 #include "compiler/transforms/layernorm_fusion.h"
 #include "compiler/transforms/region_fusion.h"
+#include "compiler/transforms/transpose_folding.h"
 #include "compiler/transforms/weight_layout.h"
 #include "kernels/cpu/cpu_features.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,6 +38,7 @@ std::vector<PipelineStage> OptimizationStages(const CompileOptions& options) {
       {"tsr-constant-fold", [] { return CreateConstantFoldPass(); }},
       {"tsr-algebraic-simplify", [] { return CreateAlgebraicSimplifyPass(); }},
       {"tsr-fold-batchnorm", [] { return CreateFoldBatchNormPass(); }},
+      {"tsr-fold-transposes", [] { return CreateTransposeFoldingPass(); }},
       {"canonicalize", [] { return mlir::createCanonicalizerPass(); }},
       {"cse", [] { return mlir::createCSEPass(); }},
   };

@@ -12,6 +12,7 @@
 #include "compiler/transforms/fusion_report.h"
 #include "compiler/transforms/inverted_residual_fusion.h"
 #include "compiler/transforms/layernorm_fusion.h"
+#include "compiler/transforms/transpose_folding.h"
 #include "compiler/transforms/weight_layout.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -31,6 +32,7 @@ void RegisterTesseraPasses() {
   RegisterAttentionFusionPass();
   RegisterLayerNormFusionPass();
   RegisterFoldBatchNormPass();
+  RegisterTransposeFoldingPass();
   RegisterFusionPasses();
   RegisterOutlineFusionsPass();
   RegisterFusionTilingPass();

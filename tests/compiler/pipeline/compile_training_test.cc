@@ -3,7 +3,8 @@
 // whose Variables persist between runs; over several steps on the same batches its losses
 // and final weights agree with the interpreter running the same graph with the update
 // nodes as targets (Session::Run), for SGD, momentum and Adam (slot variables and an i64
-// step counter), every update writing its variables in place. Variables can be read and assigned between runs; errors
+// step counter), every update writing its variables in place, no transposed copy written.
+// Variables can be read and assigned between runs; errors
 // name what is wrong.
 #include <cmath>
 #include <memory>
@@ -94,8 +95,11 @@ void TrainBoth(OptimizerKind kind, int steps) {
   std::printf("%s: %s", std::string(OptimizerName(kind)).c_str(), FormatCompileStats(stats).c_str());
   // Nothing reads a variable after its update: every update writes its variables in
   // place, no step copies a new value into one.
+  // The backward pass's transposes (X^T dY, dY W^T) are read by its Gemms as they pack them
+  // (tsr-fold-transposes): no step writes a transposed copy.
   int updates_in_place = 0;
   for (const ExecutableStep& step : executable->steps) {
+    EXPECT_NE(step.name, "Transpose");
     for (int v : step.outputs) {
       if (executable->values[v].location != ValueLocation::kVariable) continue;
       EXPECT_NE(step.name, "Identity") << "a copy into variable " << executable->values[v].name;
