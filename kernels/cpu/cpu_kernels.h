@@ -26,13 +26,15 @@ absl::Status RegisterCpuElementwiseKernels(KernelRegistry& registry);
 absl::Status RegisterCpuActivationKernels(KernelRegistry& registry);
 // Softmax, LogSoftmax (f32)
 absl::Status RegisterCpuSoftmaxKernels(KernelRegistry& registry);
+// SoftmaxCrossEntropyLoss (f32)
+absl::Status RegisterCpuLossKernels(KernelRegistry& registry);
 // ReduceSum/Mean/Max/Min/Prod, ArgMax (f32)
 absl::Status RegisterCpuReductionKernels(KernelRegistry& registry);
 // LayerNormalization, BatchNormalization (f32)
 absl::Status RegisterCpuNormalizationKernels(KernelRegistry& registry);
 // Transpose, Concat, Split, Slice, Pad, Tile (all dtypes)
 absl::Status RegisterCpuLayoutKernels(KernelRegistry& registry);
-// Gather, GatherElements, ScatterElements (all dtypes)
+// Gather, GatherElements, ScatterElements (all dtypes), OneHot (integer indices, any values)
 absl::Status RegisterCpuIndexingKernels(KernelRegistry& registry);
 // FusedConv, FusedMatMul (f32; fused_conv.h, fused_matmul.h)
 absl::Status RegisterCpuFusedConvKernels(KernelRegistry& registry);

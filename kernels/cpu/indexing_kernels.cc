@@ -1,6 +1,7 @@
 // CPU kernels of the indexing ops for every dtype: Gather (a row copy per index:
 // memcpy for rows of several elements, typed element copies otherwise, so an
-// embedding lookup is one memcpy per token), GatherElements and ScatterElements.
+// embedding lookup is one memcpy per token), GatherElements, ScatterElements and OneHot
+// (integer indices).
 //
 // Index values are checked against [-size, size) before anything is written; an
 // out-of-range index, like any input these kernels do not accept, is handed to the
@@ -345,12 +346,57 @@ absl::Status ScatterElementsKernel(KernelContext& ctx) {
   return absl::OkStatus();
 }
 
+// OneHot with integer indices: the output filled with off_value, then on_value written
+// at each index's position (an index in [-depth, 0) counts from the end; one outside
+// [-depth, depth) leaves its row all off) -- the reference kernel's result, without its
+// element-by-element copies. Float indices and every input the reference rejects go to
+// the reference.
+absl::Status OneHotKernel(KernelContext& ctx) {
+  const Tensor& indices = ctx.input(0);
+  const Tensor& depth_tensor = ctx.input(1);
+  const Tensor& values = ctx.input(2);
+  if (!IsIndexDType(indices.dtype()) || depth_tensor.num_elements() != 1 || values.num_elements() != 2) {
+    return RunReferenceKernel(ctx);
+  }
+  const double depth_value = depth_tensor.GetAsDouble(0);
+  if (!(depth_value >= 1 && depth_value < static_cast<double>(kMaxElements) + 1)) return RunReferenceKernel(ctx);
+  const int64_t depth = static_cast<int64_t>(depth_value);
+  const int rank = indices.shape().rank();
+  absl::StatusOr<int> axis = NormalizeAxis(ctx.GetInt("axis"), rank + 1);
+  Tensor& out = ctx.output(0);
+  if (!axis.ok() || out.dtype() != values.dtype() || out.num_elements() != indices.num_elements() * depth) {
+    return RunReferenceKernel(ctx);
+  }
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < rank; ++i) (i < *axis ? outer : inner) *= indices.shape().dim(i);
+  VisitElementBits(DTypeSize(values.dtype()), [&](auto bits) {
+    using U = decltype(bits);
+    const U* value = static_cast<const U*>(values.raw_data());
+    U* dst = static_cast<U*>(out.raw_data());
+    std::fill(dst, dst + out.num_elements(), value[0]);
+    VisitIndexType(indices.dtype(), [&](auto index) {
+      using I = decltype(index);
+      const I* idx = indices.data<I>();
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < inner; ++i) {
+          int64_t hot = static_cast<int64_t>(idx[o * inner + i]);
+          if (hot < 0) hot += depth;
+          if (hot >= 0 && hot < depth) dst[(o * depth + hot) * inner + i] = value[1];
+        }
+      }
+    });
+  });
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RegisterCpuIndexingKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(registry.Register("Gather", kCpuDevice, kAllDTypes, GatherKernel));
   TSR_RETURN_IF_ERROR(registry.Register("GatherElements", kCpuDevice, kAllDTypes, GatherElementsKernel));
   TSR_RETURN_IF_ERROR(registry.Register("ScatterElements", kCpuDevice, kAllDTypes, ScatterElementsKernel));
+  // Keyed, as the reference's, by the dtype of the indices; the values may be of any dtype.
+  TSR_RETURN_IF_ERROR(registry.Register("OneHot", kCpuDevice, {DType::kI32, DType::kI64}, OneHotKernel));
   return absl::OkStatus();
 }
 

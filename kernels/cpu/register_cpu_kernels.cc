@@ -20,6 +20,7 @@ absl::Status RegisterCpuKernels(KernelRegistry& registry) {
   TSR_RETURN_IF_ERROR(RegisterCpuElementwiseKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuActivationKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuSoftmaxKernels(registry));
+  TSR_RETURN_IF_ERROR(RegisterCpuLossKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuReductionKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuNormalizationKernels(registry));
   TSR_RETURN_IF_ERROR(RegisterCpuLayoutKernels(registry));

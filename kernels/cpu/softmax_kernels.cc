@@ -7,6 +7,7 @@
 // so results do not depend on the split. out may alias the input.
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -17,6 +18,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_kernels.h"
 #include "kernels/cpu/elementwise_loops.h"
+#include "kernels/cpu/softmax_rows.h"
 #include "kernels/cpu/vector_math.h"
 #include "kernels/kernel.h"
 
@@ -74,6 +76,41 @@ void SoftmaxBlock(const VectorMath& math, const ElementwiseLoops& loops, const f
   }
 }
 
+}  // namespace
+
+void SoftmaxAlongAxis(bool log, const float* x, float* y, int64_t outer, int64_t axis, int64_t inner,
+                      const ParallelForFn& parallel_for) {
+  if (outer == 0 || axis == 0 || inner == 0) return;
+  const VectorMath& math = VectorMathFor(ActiveCpuIsa());
+  const ElementwiseLoops& loops = ElementwiseLoopsFor(ActiveCpuIsa());
+  const auto rows = [&](auto is_log) {
+    constexpr bool kLog = decltype(is_log)::value;
+    if (inner == 1) {
+      RunParallelFor(parallel_for, outer, kCostPerElement * axis, [&](int64_t begin, int64_t end) {
+        std::vector<float> scratch(kLog ? static_cast<size_t>(axis) : 0);
+        for (int64_t o = begin; o < end; ++o) {
+          SoftmaxRow<kLog>(math, loops, x + o * axis, y + o * axis, axis, scratch.data());
+        }
+      });
+    } else {
+      const int64_t block = axis * inner;
+      RunParallelFor(parallel_for, outer, kCostPerElement * block, [&](int64_t begin, int64_t end) {
+        std::vector<float> scratch(static_cast<size_t>(3 * inner));
+        for (int64_t o = begin; o < end; ++o) {
+          SoftmaxBlock<kLog>(math, loops, x + o * block, y + o * block, axis, inner, scratch.data());
+        }
+      });
+    }
+  };
+  if (log) {
+    rows(std::true_type{});
+  } else {
+    rows(std::false_type{});
+  }
+}
+
+namespace {
+
 template <bool kLog>
 absl::Status SoftmaxKernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -94,26 +131,7 @@ absl::Status SoftmaxKernel(KernelContext& ctx) {
     }
   }
   if (x.num_elements() == 0) return absl::OkStatus();
-  const VectorMath& math = VectorMathFor(ActiveCpuIsa());
-  const ElementwiseLoops& loops = ElementwiseLoopsFor(ActiveCpuIsa());
-  const float* px = x.data<float>();
-  float* py = y.data<float>();
-  if (inner == 1) {
-    ctx.ParallelFor(outer, kCostPerElement * axis, [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch(kLog ? static_cast<size_t>(axis) : 0);
-      for (int64_t o = begin; o < end; ++o) {
-        SoftmaxRow<kLog>(math, loops, px + o * axis, py + o * axis, axis, scratch.data());
-      }
-    });
-  } else {
-    const int64_t block = axis * inner;
-    ctx.ParallelFor(outer, kCostPerElement * block, [&](int64_t begin, int64_t end) {
-      std::vector<float> scratch(static_cast<size_t>(3 * inner));
-      for (int64_t o = begin; o < end; ++o) {
-        SoftmaxBlock<kLog>(math, loops, px + o * block, py + o * block, axis, inner, scratch.data());
-      }
-    });
-  }
+  SoftmaxAlongAxis(kLog, x.data<float>(), y.data<float>(), outer, axis, inner, ctx.parallel_for());
   return absl::OkStatus();
 }
 

@@ -1,5 +1,5 @@
 // Tests of the CPU indexing kernels (kernels/cpu/indexing_kernels.cc: Gather,
-// GatherElements, ScatterElements) against the reference kernels, bit for bit, on
+// GatherElements, ScatterElements, OneHot) against the reference kernels, bit for bit, on
 // randomized shapes (seeds printed) with i32 and i64 indices, negative indices and
 // axes, duplicate scatter targets under every reduction, at every ISA level; and of
 // out-of-range indices, which must fail with the reference's status.
@@ -206,6 +206,39 @@ TEST_P(IndexingKernelsTest, OutOfRangeIndicesAreTheReferencesError) {
   ExpectSameError("ScatterElements",
                   {data, Tensor::FromVector<int64_t>(Shape{1, 1}, {0}), RandomTensor(rng, DType::kF32, Shape{1, 1})},
                   {{"axis", AttrValue::Int(0)}, {"reduction", AttrValue::String("avg")}});
+}
+
+TEST_P(IndexingKernelsTest, OneHotEveryAxisAndValueDType) {
+  uint32_t seed = 600;
+  for (int rank : {0, 1, 2, 3}) {
+    for (DType index_dtype : {DType::kI64, DType::kI32}) {
+      for (DType value_dtype : kTestDTypes) {
+        ++seed;
+        std::mt19937 rng(seed);
+        const Shape shape = RandomShape(rng, rank, 256);
+        const int64_t depth = 1 + static_cast<int64_t>(rng() % 12);
+        // Indices in [-depth - 2, depth + 2): negative ones count from the end, the rest
+        // outside [-depth, depth) leave their row all off.
+        Tensor indices = RandomIndices(rng, index_dtype, shape, depth + 2);
+        const Tensor depth_tensor =
+            rng() % 2 == 0 ? Tensor::Scalar(static_cast<float>(depth)) : Tensor::FromVector<int64_t>(Shape{1}, {depth});
+        const Tensor values = RandomTensor(rng, value_dtype, Shape{2});
+        for (int64_t axis = -rank - 1; axis <= rank; ++axis) {
+          SCOPED_TRACE(absl::StrCat("seed=", seed, " shape=", shape.ToString(), " depth=", depth, " axis=", axis,
+                                    " values=", DTypeName(value_dtype)));
+          ExpectMatches("OneHot", {indices, depth_tensor, values}, {{"axis", AttrValue::Int(axis)}});
+        }
+      }
+    }
+  }
+}
+
+TEST_P(IndexingKernelsTest, OneHotBadInputsAreTheReferencesError) {
+  const Tensor indices = Tensor::FromVector<int64_t>(Shape{2}, {0, 1});
+  const Tensor values = Tensor::FromVector<float>(Shape{2}, {0.0f, 1.0f});
+  ExpectSameError("OneHot", {indices, Tensor::Scalar(0.0f), values}, {});  // depth < 1
+  ExpectSameError("OneHot", {indices, Tensor::FromVector<float>(Shape{2}, {3.0f, 3.0f}), values}, {});
+  ExpectSameError("OneHot", {indices, Tensor::Scalar(3.0f), Tensor::FromVector<float>(Shape{3}, {0, 1, 2})}, {});
 }
 
 TSR_INSTANTIATE_FOR_ALL_ISAS(IndexingKernelsTest);
