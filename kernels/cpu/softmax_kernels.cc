@@ -1,10 +1,10 @@
 // CPU f32 kernels of Softmax and LogSoftmax along any axis. The tensor is viewed as
 // [outer, axis, inner]. With inner == 1 each row is reduced on its own: max, then
 // exp(x - max) with the sum accumulated in double, then a scale (Softmax) or a shift
-// by max + log(sum) (LogSoftmax). Otherwise each [axis, inner] block is processed a
-// whole row of `inner` at a time, so the vector loops run over inner while the
-// reductions go along the axis. Work is split over rows or blocks, never inside one,
-// so results do not depend on the split. out may alias the input.
+// by max + log(sum) (LogSoftmax); rows of at most 32 (a classifier's classes) do each
+// step for a whole chunk of rows at once, one exp call for all of them. Otherwise each [axis, inner] block is processed
+// a whole row of `inner` at a time, so the vector loops run over inner while the reductions go along the axis. Work is
+// split over rows or blocks, never inside one, so results do not depend on the split. out may alias the input.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -75,6 +75,38 @@ void SoftmaxBlock(const VectorMath& math, const ElementwiseLoops& loops, const f
     for (int64_t a = 0; a < axis; ++a) loops.div(y + a * inner, 1, sum, 1, y + a * inner, inner);
   }
 }
+// Rows up to this long run as ShortRows: on a classifier's 10 classes the per-row vector
+// calls of SoftmaxRow cost more than their work (8.6 us for 64 rows against 5.6 for the
+// reference's scalar loop in double).
+constexpr int64_t kShortRow = 32;
+
+// `rows` rows of n <= kShortRow at once: the shifts x - max row by row, one exp call over
+// all of them, then each row's sum (in double, in order), scale or log. `scratch` holds
+// rows * n floats. The same operations as SoftmaxRow but for the order of each sum.
+template <bool kLog>
+void ShortRows(const VectorMath& math, const float* x, float* y, int64_t rows, int64_t n, float* scratch) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float max = xr[0];
+    for (int64_t i = 1; i < n; ++i) max = xr[i] > max ? xr[i] : max;
+    for (int64_t i = 0; i < n; ++i) scratch[r * n + i] = xr[i] - max;
+  }
+  // x is read: y (which may alias it) takes exp(shift); LogSoftmax then rewrites it from
+  // the shifts.
+  math.exp(scratch, y, rows * n);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* yr = y + r * n;
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += yr[i];
+    if (kLog) {
+      const float log_sum = static_cast<float>(std::log(sum));
+      for (int64_t i = 0; i < n; ++i) yr[i] = scratch[r * n + i] - log_sum;
+    } else {
+      const float scale = static_cast<float>(1.0 / sum);
+      for (int64_t i = 0; i < n; ++i) yr[i] *= scale;
+    }
+  }
+}
 
 }  // namespace
 
@@ -85,7 +117,12 @@ void SoftmaxAlongAxis(bool log, const float* x, float* y, int64_t outer, int64_t
   const ElementwiseLoops& loops = ElementwiseLoopsFor(ActiveCpuIsa());
   const auto rows = [&](auto is_log) {
     constexpr bool kLog = decltype(is_log)::value;
-    if (inner == 1) {
+    if (inner == 1 && axis <= kShortRow) {
+      RunParallelFor(parallel_for, outer, kCostPerElement * axis, [&](int64_t begin, int64_t end) {
+        std::vector<float> scratch(static_cast<size_t>((end - begin) * axis));
+        ShortRows<kLog>(math, x + begin * axis, y + begin * axis, end - begin, axis, scratch.data());
+      });
+    } else if (inner == 1) {
       RunParallelFor(parallel_for, outer, kCostPerElement * axis, [&](int64_t begin, int64_t end) {
         std::vector<float> scratch(kLog ? static_cast<size_t>(axis) : 0);
         for (int64_t o = begin; o < end; ++o) {

@@ -1,6 +1,6 @@
 // Tests of the cpu Softmax/LogSoftmax kernels (kernels/cpu/softmax_kernels.cc) against
 // the reference at every ISA level: every axis (negative ones too) of ranks 1..4, rows
-// of 1, 3, 17 and 1023, zero-size dimensions, large and infinite values and NaN, and
+// of 1, 3, 17 (the short-row path, up to 32) and 1023, zero-size dimensions, large and infinite values and NaN, and
 // in-place execution.
 #include <cmath>
 #include <cstdint>
