@@ -5,8 +5,9 @@
 // equal to the reference; momentum updates in f32 with fused multiply-adds, within an ulp
 // or two of the reference and the same bits at every ISA (optimizer_rows.h). What makes
 // them fast is the vector loops (optimizer_rows.h: AVX2 where the CPU has it, else the
-// portable loops here, which the compiler vectorizes for the baseline ISA) and splitting
-// the elements over threads.
+// portable loops here, which the compiler vectorizes for the baseline ISA -- all but
+// momentum's, whose std::fma is a library call without hardware FMA) and splitting the
+// elements over threads.
 #include <cmath>
 #include <cstdint>
 

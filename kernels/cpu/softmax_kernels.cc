@@ -1,10 +1,12 @@
 // CPU f32 kernels of Softmax and LogSoftmax along any axis. The tensor is viewed as
 // [outer, axis, inner]. With inner == 1 each row is reduced on its own: max, then
 // exp(x - max) with the sum accumulated in double, then a scale (Softmax) or a shift
-// by max + log(sum) (LogSoftmax); rows of at most 32 (a classifier's classes) do each
-// step for a whole chunk of rows at once, one exp call for all of them. Otherwise each [axis, inner] block is processed
-// a whole row of `inner` at a time, so the vector loops run over inner while the reductions go along the axis. Work is
-// split over rows or blocks, never inside one, so results do not depend on the split. out may alias the input.
+// by max + log(sum) (LogSoftmax); rows of at most 32 (a classifier's classes) take
+// each step for a whole chunk of rows at once, one exp call for all of them. Otherwise
+// each [axis, inner] block is processed a whole row of `inner` at a time, so the vector
+// loops run over inner while the reductions go along the axis. Work is split over rows
+// or blocks, never inside one, so results do not depend on the split. out may alias the
+// input.
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -75,6 +77,7 @@ void SoftmaxBlock(const VectorMath& math, const ElementwiseLoops& loops, const f
     for (int64_t a = 0; a < axis; ++a) loops.div(y + a * inner, 1, sum, 1, y + a * inner, inner);
   }
 }
+
 // Rows up to this long run as ShortRows: on a classifier's 10 classes the per-row vector
 // calls of SoftmaxRow cost more than their work (8.6 us for 64 rows against 5.6 for the
 // reference's scalar loop in double).
@@ -167,7 +170,6 @@ absl::Status SoftmaxKernel(KernelContext& ctx) {
       inner *= size;
     }
   }
-  if (x.num_elements() == 0) return absl::OkStatus();
   SoftmaxAlongAxis(kLog, x.data<float>(), y.data<float>(), outer, axis, inner, ctx.parallel_for());
   return absl::OkStatus();
 }
